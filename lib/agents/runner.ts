@@ -1,0 +1,477 @@
+/**
+ * Runs an agent program (Claude Code, Codex, any command) as one turn: stdin
+ * from /dev/null, its own process group, both output streams appended to a
+ * log file as they arrive, a wall-clock timeout (SIGTERM to the group, then
+ * SIGKILL after a grace period), and a progress display on stderr.
+ *
+ * When the turn's leader process exits, whatever it left running in its
+ * process group is killed: a turn is over when its program is.
+ */
+import { dirname } from "node:path";
+import { childEnv, killGroup, run } from "../proc/run.ts";
+
+export interface AgentRunOptions {
+  argv: string[];
+  cwd: string;
+  /** Merged over the inherited environment. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** stdout and stderr are appended here as they arrive; parent folders are created. */
+  logPath: string;
+  progress: "tty" | "plain" | "quiet";
+  /** Names the turn in progress lines, e.g. "executor task 3". */
+  label: string;
+  /** Called once the program has started; the caller journals the pid. */
+  onStart?: (pid: number) => void | Promise<void>;
+  /** On timeout: SIGTERM to the process group, wait this long, then SIGKILL. Default 10s. */
+  graceMs?: number;
+}
+
+export interface AgentRunResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Set when the program could not be started at all. */
+  startError?: string;
+  /** The last ~40 lines of output, both streams. */
+  logTail: string;
+}
+
+export const DEFAULT_GRACE_MS = 10_000;
+export const TAIL_LINES = 40;
+/** How often "plain" progress says the turn is still running. */
+export const HEARTBEAT_MS = 5 * 60_000;
+/** How long to wait for the output pipes to close after the process group was killed. */
+const DRAIN_MS = 2_000;
+/** Longest line kept in the tail; longer lines are cut. */
+const MAX_LINE = 2_000;
+
+const encoder = new TextEncoder();
+const isWindows = Deno.build.os === "windows";
+
+export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
+  const [program, ...args] = opts.argv;
+  if (program === undefined) throw new Error("runAgent: empty argv");
+  const graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
+
+  await Deno.mkdir(dirname(opts.logPath), { recursive: true });
+  const log = await LogFile.open(opts.logPath);
+  const tail = new LineTail(TAIL_LINES);
+  const progress = makeProgress(opts.progress, opts.label, () => tail.last);
+  const startedAt = Date.now();
+  try {
+    const startError = await checkCwd(program, opts.cwd);
+    let child: Deno.ChildProcess | undefined;
+    let spawnError = startError;
+    if (spawnError === undefined) {
+      try {
+        child = new Deno.Command(program, {
+          args,
+          cwd: opts.cwd,
+          env: childEnv(opts.env),
+          clearEnv: true,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          detached: !isWindows,
+        }).spawn();
+      } catch (err) {
+        spawnError = describeSpawnError(program, err);
+      }
+    }
+    if (child === undefined) {
+      const why = spawnError ?? `cannot start "${program}"`;
+      await log.text(`--- relay: ${opts.label}: ${why} ---\n`);
+      progress.startFailed(why);
+      return {
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        durationMs: Date.now() - startedAt,
+        startError: why,
+        logTail: "",
+      };
+    }
+
+    const pid = child.pid;
+    await log.text(
+      `--- relay: ${opts.label}: started ${new Date(startedAt).toISOString()}, pid ${pid}, ` +
+        `in ${opts.cwd}: ${describeArgv(opts.argv)} ---\n`,
+    );
+    const readers = [child.stdout.getReader(), child.stderr.getReader()];
+    const pumps = Promise.all(readers.map((reader, i) => pump(reader, i, log, tail)));
+    progress.started(pid);
+
+    let timedOut = false;
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    const timeoutTimer = setTimeout(() => {
+      timedOut = true;
+      killGroup(pid, "SIGTERM");
+      killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
+    }, opts.timeoutMs);
+
+    let status: Deno.CommandStatus;
+    try {
+      if (opts.onStart) await opts.onStart(pid);
+    } catch (err) {
+      // The caller could not record the turn: do not leave it running unrecorded.
+      killGroup(pid, "SIGKILL");
+      await child.status;
+      clearTimeout(timeoutTimer);
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      await drain(pumps, readers);
+      throw err;
+    }
+    try {
+      status = await child.status;
+    } finally {
+      clearTimeout(timeoutTimer);
+      if (killTimer !== undefined) clearTimeout(killTimer);
+    }
+    const durationMs = Date.now() - startedAt;
+    // Whatever the leader left behind in its group goes with it.
+    killGroup(pid, "SIGKILL");
+    await drain(pumps, readers);
+    tail.flush();
+
+    const result: AgentRunResult = {
+      exitCode: status.signal === null ? status.code : null,
+      signal: status.signal,
+      timedOut,
+      durationMs,
+      logTail: tail.text(),
+    };
+    const summary = describeEnd(result, opts.timeoutMs);
+    await log.text(`\n--- relay: ${opts.label}: finished: ${summary} ---\n`);
+    progress.finished(summary);
+    return result;
+  } finally {
+    progress.stop();
+    log.close();
+  }
+}
+
+/**
+ * Whether a process with this pid exists and is not a zombie. Used on a later
+ * tick to see whether an agent started by a tick that died is still running.
+ */
+export async function isAlive(pid: number): Promise<boolean> {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (Deno.build.os === "linux") return await procAlive(pid);
+  return await psAlive(pid);
+}
+
+/** The non-Linux check: `ps -p <pid> -o stat=`. Exported for tests. */
+export async function psAlive(pid: number): Promise<boolean> {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  const out = await run(["ps", "-p", String(pid), "-o", "stat="], { cwd: "/", allowFail: true });
+  const state = out.stdout.trim();
+  return out.code === 0 && state !== "" && !state.startsWith("Z");
+}
+
+async function procAlive(pid: number): Promise<boolean> {
+  const path = `/proc/${pid}/stat`;
+  let stat: string;
+  try {
+    stat = await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run.
+    const out = await run(["cat", "--", path], { cwd: "/", allowFail: true });
+    if (out.code !== 0) return false;
+    stat = out.stdout;
+  }
+  return procState(stat) !== "Z";
+}
+
+/** The state letter of a /proc/<pid>/stat line (the field after the parenthesised name). */
+export function procState(stat: string): string | undefined {
+  const close = stat.lastIndexOf(")");
+  if (close < 0) return undefined;
+  return stat.slice(close + 1).trim().split(/\s+/)[0];
+}
+
+/** "1m02s" */
+export function formatDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  return `${Math.floor(total / 60)}m${String(total % 60).padStart(2, "0")}s`;
+}
+
+/** "1:02" */
+export function formatElapsed(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+}
+
+/** One status line for "tty" progress, at most `width - 1` characters so it never wraps. */
+export function statusLine(
+  label: string,
+  elapsedMs: number,
+  lastLine: string,
+  width: number,
+): string {
+  const head = `relay: ${label} ${formatElapsed(elapsedMs)}`;
+  const last = printable(lastLine);
+  const line = last === "" ? head : `${head} | ${last}`;
+  const max = Math.max(1, width - 1);
+  return line.length <= max ? line : line.slice(0, Math.max(0, max - 1)) + "…";
+}
+
+/** Removes terminal escapes and control characters; keeps what follows the last carriage return. */
+export function printable(line: string): string {
+  const text = line
+    // deno-lint-ignore no-control-regex
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b./g, "");
+  const segments = text.split("\r").filter((s) => s.trim() !== "");
+  // deno-lint-ignore no-control-regex
+  return (segments.at(-1) ?? "").replace(/[\x00-\x1f\x7f]/g, " ").trim();
+}
+
+function describeEnd(result: AgentRunResult, timeoutMs: number): string {
+  const after = `after ${formatDuration(result.durationMs)}`;
+  if (result.timedOut) {
+    const how = result.signal ? `, killed by ${result.signal}` : "";
+    return `timed out ${after} (limit ${formatDuration(timeoutMs)}${how})`;
+  }
+  if (result.signal) return `killed by ${result.signal} ${after}`;
+  return `exit ${result.exitCode} ${after}`;
+}
+
+async function checkCwd(program: string, cwd: string): Promise<string | undefined> {
+  try {
+    if ((await Deno.stat(cwd)).isDirectory) return undefined;
+    return `cannot start "${program}": working directory "${cwd}" is not a directory`;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      return `cannot start "${program}": working directory "${cwd}" does not exist`;
+    }
+    return `cannot start "${program}": cannot read working directory "${cwd}": ${
+      (err as Error).message
+    }`;
+  }
+}
+
+function describeSpawnError(program: string, err: unknown): string {
+  if (err instanceof Deno.errors.NotFound) {
+    return program.includes("/")
+      ? `cannot start "${program}": no such file`
+      : `cannot start "${program}": not found on PATH`;
+  }
+  if (err instanceof Deno.errors.PermissionDenied) {
+    return `cannot start "${program}": permission denied (not executable?)`;
+  }
+  return `cannot start "${program}": ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** The argv for the log header, with each argument cut to a readable length. */
+function describeArgv(argv: readonly string[]): string {
+  return argv.map((arg) => {
+    const short = arg.length > 120 ? `${arg.slice(0, 117)}...` : arg;
+    return /^[\w@%+=:,./-]+$/.test(short) ? short : JSON.stringify(short);
+  }).join(" ");
+}
+
+/** Copies one stream into the log and the tail until it ends or is cancelled. */
+async function pump(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  stream: number,
+  log: LogFile,
+  tail: LineTail,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      await log.bytes(value);
+      tail.push(stream, decoder.decode(value, { stream: true }));
+    }
+  } catch {
+    // Cancelled after the drain deadline, or the pipe broke: the turn is over either way.
+  } finally {
+    tail.push(stream, decoder.decode());
+  }
+}
+
+/**
+ * Waits for the output pipes to close. A process that left the group (setsid)
+ * may still hold them; after DRAIN_MS stop reading.
+ */
+async function drain(
+  pumps: Promise<unknown>,
+  readers: ReadableStreamDefaultReader<Uint8Array>[],
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), DRAIN_MS);
+  });
+  try {
+    if (await Promise.race([pumps, deadline]) === "late") {
+      await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+      await pumps;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An append-only log file; writes from both streams are serialised so chunks never interleave. */
+class LogFile {
+  #file: Deno.FsFile;
+  #queue: Promise<void> = Promise.resolve();
+
+  private constructor(file: Deno.FsFile) {
+    this.#file = file;
+  }
+
+  static async open(path: string): Promise<LogFile> {
+    return new LogFile(await Deno.open(path, { append: true, create: true }));
+  }
+
+  bytes(data: Uint8Array): Promise<void> {
+    const next = this.#queue.then(() => this.#writeAll(data));
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  text(text: string): Promise<void> {
+    return this.bytes(encoder.encode(text));
+  }
+
+  close(): void {
+    try {
+      this.#file.close();
+    } catch {
+      // Already closed.
+    }
+  }
+
+  async #writeAll(data: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < data.length) offset += await this.#file.write(data.subarray(offset));
+  }
+}
+
+/** The last `max` complete lines of output, with each stream's unfinished line kept apart. */
+class LineTail {
+  #lines: string[] = [];
+  #partial = new Map<number, string>();
+  #max: number;
+  /** The latest non-blank line, finished or not: what "tty" progress shows. */
+  last = "";
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  push(stream: number, text: string): void {
+    if (text === "") return;
+    const parts = ((this.#partial.get(stream) ?? "") + text).split("\n");
+    const rest = parts.pop() ?? "";
+    for (const line of parts) this.#add(line);
+    this.#partial.set(stream, rest.length > MAX_LINE * 2 ? rest.slice(0, MAX_LINE * 2) : rest);
+    if (rest.trim() !== "") this.last = rest.slice(-MAX_LINE);
+  }
+
+  flush(): void {
+    for (const rest of this.#partial.values()) if (rest !== "") this.#add(rest);
+    this.#partial.clear();
+  }
+
+  text(): string {
+    return this.#lines.join("\n");
+  }
+
+  #add(raw: string): void {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    this.#lines.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
+    if (this.#lines.length > this.#max) this.#lines.shift();
+    if (line.trim() !== "") this.last = line.slice(-MAX_LINE);
+  }
+}
+
+interface Progress {
+  started(pid: number): void;
+  finished(summary: string): void;
+  startFailed(why: string): void;
+  /** Stops timers and clears the status line; safe to call more than once. */
+  stop(): void;
+}
+
+function makeProgress(
+  mode: AgentRunOptions["progress"],
+  label: string,
+  last: () => string,
+): Progress {
+  if (mode === "quiet") {
+    return { started() {}, finished() {}, startFailed() {}, stop() {} };
+  }
+  let startedAt = Date.now();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  if (mode === "plain") {
+    return {
+      started(pid) {
+        startedAt = Date.now();
+        writeErr(`relay: ${label} started (pid ${pid})\n`);
+        timer = setInterval(() => {
+          writeErr(
+            `relay: ${label} still running after ${
+              formatDuration(Date.now() - startedAt)
+            } (pid ${pid})\n`,
+          );
+        }, HEARTBEAT_MS);
+      },
+      finished(summary) {
+        clearInterval(timer);
+        writeErr(`relay: ${label} finished: ${summary}\n`);
+      },
+      startFailed(why) {
+        writeErr(`relay: ${label} ${why}\n`);
+      },
+      stop() {
+        clearInterval(timer);
+      },
+    };
+  }
+  let shown = false;
+  const draw = () => {
+    shown = true;
+    writeErr(`\r\x1b[2K${statusLine(label, Date.now() - startedAt, last(), terminalWidth())}`);
+  };
+  const clear = () => {
+    clearInterval(timer);
+    timer = undefined;
+    if (shown) writeErr("\r\x1b[2K");
+    shown = false;
+  };
+  return {
+    started() {
+      startedAt = Date.now();
+      draw();
+      timer = setInterval(draw, 1000);
+    },
+    finished: clear,
+    startFailed() {},
+    stop: clear,
+  };
+}
+
+function terminalWidth(): number {
+  try {
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
+}
+
+function writeErr(text: string): void {
+  const data = encoder.encode(text);
+  let offset = 0;
+  try {
+    while (offset < data.length) offset += Deno.stderr.writeSync(data.subarray(offset));
+  } catch {
+    // stderr closed: progress is best effort.
+  }
+}

@@ -1,0 +1,74 @@
+/** Usage text for every command. Kept free of imports so `--help` costs nothing. */
+
+export const VERSION = "0.1.0";
+
+const GLOBAL = `Global options:
+  -C <path>          act on the repository at <path> (as git -C does)
+  --profile <file>   operator profile (default: $RELAY_PROFILE, then $XDG_CONFIG_HOME/relay/profile.yaml)
+  -h, --help         show help`;
+
+export const HELP: Record<string, string> = {
+  relay: `relay ${VERSION} — an autonomous coding loop with two agents and a split of authority
+
+Usage: relay [-C <path>] [--profile <file>] <command> [options]
+
+Commands:
+  init       set up relay in this repository (config, inbox, agent instructions)
+  inbox      queue briefs: inbox add <file>|-, inbox list, inbox drop <task>
+  promote    move the next queued brief into NEXT-STEPS.md (only when none is open)
+  poll       the executor tick (cron runs it every minute)
+  status     what the loop is doing, and why it waits
+  resume     clear a HOLD after a person has dealt with it
+  demo       run the whole loop in a temporary sandbox with the demo agent
+  version    print the version
+
+Exit codes: 0 done, idle or busy; 1 failure; 2 bad input or usage; 3 HOLD (a person is needed).
+
+${GLOBAL}`,
+  init: `Usage: relay init [--web-root]
+
+Writes .relay/config.yaml, .relay/inbox/, REVIEWER.md, and CLAUDE.md / AGENTS.md
+(each only when absent; nothing is overwritten), creates the operator profile
+when it does not exist, and prints the crontab line. Nothing is committed:
+review the files, then commit and push them yourself.
+
+Options:
+  --web-root   the repository root is served as a website: git-exclude CLAUDE.md and AGENTS.md`,
+  inbox: `Usage: relay inbox add <file>|-  [--json]
+       relay inbox list [--json]
+       relay inbox drop <task>
+
+add   validates a brief and queues it as .relay/inbox/<NNNN>-<slug>.md (Status: QUEUED).
+      A brief without "Task:" gets the next free number; a number already used is refused.
+list  shows the queue in the order promote takes it.
+drop  removes a queued brief.`,
+  promote: `Usage: relay promote [--json]
+
+Moves the lowest-numbered queued brief into NEXT-STEPS.md with Status: OPEN,
+only when no brief is open. The change is left uncommitted: the executor's
+next paperwork commit carries it.`,
+  poll: `Usage: relay poll [--json] [--quiet]
+
+The executor tick. Does nothing (and starts no process) unless NEXT-STEPS.md
+says Status: OPEN. Otherwise takes the brief through one attempt: worktree,
+agent, product-only commit, relay's own run of the verification bar, push, PR,
+and a paperwork-only commit on main. A second tick while one runs exits 0, busy.`,
+  status: `Usage: relay status [--json]
+
+Shows the brief, the queue, the tick in progress (lock holder, journal step),
+attempts, and any HOLD with what to do about it.`,
+  resume: `Usage: relay resume
+
+Clears a HOLD once a person has dealt with it. The attempt that was held is
+abandoned (its work stays on the branch and under refs/relay/anchors/), so the
+next tick starts a fresh attempt.`,
+  demo: `Usage: relay demo [--keep]
+
+Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued
+briefs, the demo agent), runs promote and poll, and shows each step and the
+resulting git history.
+
+Options:
+  --keep   leave the sandbox on disk and print its path`,
+  version: `Usage: relay version [--json]`,
+};

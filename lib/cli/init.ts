@@ -1,0 +1,112 @@
+/**
+ * `relay init`: installs relay into the repository without overwriting
+ * anything and without committing anything — the files it writes are agent
+ * instructions and config, which a person reviews and commits.
+ */
+import { dirname, join } from "node:path";
+import { type Context, parseCommand, requireRepo } from "./args.ts";
+import { readTemplate } from "./templates.ts";
+import { CONFIG_FILE, INBOX_DIR } from "../state/paths.ts";
+
+async function writeIfAbsent(path: string, text: string): Promise<boolean> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  try {
+    await Deno.writeTextFile(path, text, { createNew: true });
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) return false;
+    throw err;
+  }
+}
+
+/** How cron should start this same relay: the binary itself, or deno with the same permission set. */
+export function relayCommand(): string {
+  const exe = Deno.execPath();
+  const name = exe.split(/[\\/]/).pop() ?? "";
+  if (!/^deno(\.exe)?$/.test(name)) return exe;
+  const main = new URL("../../main.ts", import.meta.url).pathname;
+  const config = new URL("../../deno.json", import.meta.url).pathname;
+  return `${exe} run --config ${config} -P=relay ${main}`;
+}
+
+async function excludeFromGit(commonDir: string, names: string[]): Promise<string[]> {
+  const path = join(commonDir, "info", "exclude");
+  let text = "";
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const have = new Set(text.split("\n").map((l) => l.trim()));
+  const add = names.map((n) => `/${n}`).filter((n) => !have.has(n));
+  if (add.length) {
+    await Deno.mkdir(dirname(path), { recursive: true });
+    const sep = text === "" || text.endsWith("\n") ? "" : "\n";
+    await Deno.writeTextFile(
+      path,
+      `${text}${sep}# relay init --web-root: agent instructions stay off the site\n${
+        add.join("\n")
+      }\n`,
+    );
+  }
+  return add;
+}
+
+export async function init(args: string[], ctx: Context): Promise<number> {
+  const { values } = parseCommand("init", args, { "web-root": { type: "boolean" } }, {
+    min: 0,
+    max: 0,
+  });
+  const repo = requireRepo(ctx);
+  const { renderDefaultRepoConfig } = await import("../config/repo.ts");
+  const { profilePath, renderDefaultProfile } = await import("../config/profile.ts");
+
+  const files: [string, () => Promise<string>][] = [
+    [CONFIG_FILE, () => Promise.resolve(renderDefaultRepoConfig())],
+    [`${INBOX_DIR}/.gitkeep`, () => Promise.resolve("")],
+    ["REVIEWER.md", () => readTemplate("REVIEWER.md")],
+    ["CLAUDE.md", () => readTemplate("CLAUDE.md")],
+    ["AGENTS.md", () => readTemplate("AGENTS.md")],
+  ];
+  const written: string[] = [];
+  for (const [file, text] of files) {
+    const wrote = await writeIfAbsent(join(repo.root, file), await text());
+    console.log(`${wrote ? "wrote   " : "kept    "} ${file}${wrote ? "" : " (already there)"}`);
+    if (wrote) written.push(file);
+  }
+  if (values["web-root"]) {
+    const added = await excludeFromGit(repo.commonDir, ["CLAUDE.md", "AGENTS.md"]);
+    console.log(
+      added.length
+        ? `excluded CLAUDE.md and AGENTS.md from git (.git/info/exclude)`
+        : "kept     .git/info/exclude",
+    );
+  }
+  const profile = profilePath(ctx.profile);
+  const wroteProfile = await writeIfAbsent(profile, renderDefaultProfile());
+  console.log(
+    `${wroteProfile ? "wrote   " : "kept    "} operator profile ${profile}${
+      wroteProfile ? "" : " (already there)"
+    }`,
+  );
+
+  const relay = relayCommand();
+  const log = join(repo.commonDir, "relay", "cron.log");
+  console.log(`
+Next:
+  1. Edit CLAUDE.md / AGENTS.md: start with what this project is NOT.
+  2. Check the operator profile (${profile}): it alone decides which agent programs run.
+  3. Review and commit the new files yourself, then push:
+       git add ${
+    written.filter((f) => !(values["web-root"] && /^(CLAUDE|AGENTS)\.md$/.test(f))).join(" ") || "."
+  }
+       git commit -m "relay: init" && git push
+  4. Queue a brief (relay inbox add brief.md), promote it (relay promote), and install cron
+     (crontab -e) with these lines — relay needs its agents on PATH:
+
+PATH=${Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin"}
+* * * * * ${relay} -C ${repo.root} poll --quiet >> ${log} 2>&1
+
+  Run the loop in a clone dedicated to it: relay keeps that clone's primary tree on main.`);
+  return 0;
+}

@@ -1,0 +1,54 @@
+/**
+ * `relay poll`. The idle path — no open brief and no unfinished tick — runs
+ * 1,440 times a day from cron: it reads one file, stats another, starts no
+ * process and loads neither zod nor yaml. Everything else is imported lazily.
+ */
+import { join } from "node:path";
+import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import { readStatus } from "../protocol/status_line.ts";
+import { BRIEF_FILE, statePaths } from "../state/paths.ts";
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+export async function poll(args: string[], ctx: Context): Promise<number> {
+  const { values } = parseCommand("poll", args, {
+    json: { type: "boolean" },
+    quiet: { type: "boolean", short: "q" },
+  }, { min: 0, max: 0 });
+  const repo = requireRepo(ctx);
+  const brief = readOrNull(join(repo.root, BRIEF_FILE));
+  const unfinished = exists(statePaths(repo.commonDir).journal);
+  if (!unfinished && (brief === null || readStatus(brief) !== "OPEN")) {
+    const why = brief === null ? `no ${BRIEF_FILE}` : `${BRIEF_FILE} is not OPEN`;
+    if (values.json) printJson({ result: "idle", message: `idle: ${why}` });
+    else if (!values.quiet && Deno.stdout.isTerminal()) console.log(`idle: ${why}`);
+    return 0;
+  }
+
+  const { runPollTick } = await import("../loop/poll.ts");
+  const { stderrLog, silentLog } = await import("../loop/log.ts");
+  const result = await runPollTick({
+    repo,
+    ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
+    progress: values.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
+    log: values.quiet ? silentLog : stderrLog,
+  });
+  if (values.json) printJson({ result: result.kind, ...result });
+  else console.log(result.message);
+  return result.kind === "failed" || result.kind === "blocked" ? 1 : 0;
+}

@@ -1,0 +1,143 @@
+/** `relay status`: what the loop is doing and, whenever it waits, why — on one screen. */
+import { join } from "node:path";
+import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
+import { currentBranch } from "../git/discover.ts";
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch {
+    return null;
+  }
+}
+
+export async function status(args: string[], ctx: Context): Promise<number> {
+  const { values } = parseCommand("status", args, { json: { type: "boolean" } }, {
+    min: 0,
+    max: 0,
+  });
+  const repo = requireRepo(ctx);
+  const state = statePaths(repo.commonDir);
+  const { parseBrief } = await import("../protocol/brief.ts");
+  const { parseReport } = await import("../protocol/report.ts");
+  const { lockState } = await import("../state/lock.ts");
+  const { readJournal } = await import("../state/journal.ts");
+  const { readHold } = await import("../state/hold.ts");
+  const { readTaskRecord, failedAttempts } = await import("../state/tasks.ts");
+  const { listInbox } = await import("../loop/inbox.ts");
+  const { sha256 } = await import("../loop/hash.ts");
+  const { writeBrief } = await import("../protocol/brief.ts");
+
+  const problems: string[] = [];
+  const briefText = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  let brief = null;
+  if (briefText !== null) {
+    try {
+      brief = parseBrief(briefText, BRIEF_FILE);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  let report = null;
+  const reportText = await readTextOrNull(join(repo.root, REPORT_FILE));
+  if (reportText !== null) {
+    try {
+      report = parseReport(reportText, REPORT_FILE);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  let inbox: { task: number; title: string }[] = [];
+  try {
+    inbox = (await listInbox(repo.root)).map((e) => ({ task: e.task, title: e.title }));
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const lock = await lockState(state.pollLock);
+  const journal = await readJournal(state.journal);
+  const hold = await readHold(state.hold);
+  let attempts = null;
+  if (brief) {
+    const record = await readTaskRecord(state.tasks, brief.task);
+    const hash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+    attempts = { failed: failedAttempts(record, hash), total: record.attempts.length };
+  }
+
+  const branch = currentBranch(repo.gitDir);
+  let waiting: string;
+  if (hold) waiting = `HOLD: ${hold.reason}\n  next: ${hold.next}`;
+  else if (lock.held) {
+    waiting = `a tick is running (pid ${lock.info?.pid}, since ${lock.info?.started})`;
+  } else if (journal) {
+    waiting =
+      `an interrupted tick will be finished by the next poll (run ${journal.runId}, after "${journal.step}")`;
+  } else if (brief?.status === "OPEN") {
+    waiting = `task ${brief.task} is open: the next poll starts the executor`;
+  } else if (report && brief?.status === "DONE") {
+    waiting = `task ${report.task} reported ${report.outcome}${
+      report.pr ? ` (PR ${report.pr})` : ""
+    }: waiting for review`;
+  } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
+  else waiting = "idle: nothing open and nothing queued";
+
+  const data = {
+    repo: repo.root,
+    branch,
+    brief: brief
+      ? { task: brief.task, title: brief.title, status: brief.status, branch: brief.branch }
+      : null,
+    report: report
+      ? { task: report.task, outcome: report.outcome, head: report.head, pr: report.pr }
+      : null,
+    inbox,
+    tick: {
+      locked: lock.held,
+      holder: lock.info,
+      journal: journal ? { runId: journal.runId, step: journal.step, task: journal.task } : null,
+    },
+    attempts,
+    hold,
+    waiting,
+    problems,
+  };
+  if (values.json) {
+    printJson(data);
+    return hold ? 3 : 0;
+  }
+  console.log(`repo     ${repo.root} (on ${branch ?? "a detached HEAD"})`);
+  console.log(
+    `brief    ${
+      brief
+        ? `task ${brief.task} ${brief.status} — ${brief.title} [${brief.branch}]`
+        : briefText === null
+        ? "none"
+        : "unreadable"
+    }`,
+  );
+  if (attempts && brief?.status === "OPEN") {
+    console.log(`attempts ${attempts.failed} failed for this brief`);
+  }
+  console.log(
+    `report   ${
+      report
+        ? `task ${report.task} ${report.outcome}${
+          report.head ? ` at ${report.head.slice(0, 12)}` : ""
+        }${report.pr ? `, PR ${report.pr}` : ""}`
+        : "none"
+    }`,
+  );
+  console.log(
+    `inbox    ${inbox.length ? inbox.map((e) => `${e.task} ${e.title}`).join("; ") : "empty"}`,
+  );
+  console.log(
+    `tick     ${
+      lock.held
+        ? `running: pid ${lock.info?.pid} on ${lock.info?.host} since ${lock.info?.started}`
+        : "not running"
+    }${journal ? `; journal: run ${journal.runId} after "${journal.step}"` : ""}`,
+  );
+  console.log(`\n${waiting}`);
+  for (const p of problems) console.log(`problem: ${p}`);
+  return hold ? 3 : problems.length ? 2 : 0;
+}

@@ -1,0 +1,260 @@
+/**
+ * The operator profile: which programs play executor and reviewer. It lives
+ * outside every repository (agents write files in the repo and must never
+ * choose which program runs), at --profile, $RELAY_PROFILE,
+ * $XDG_CONFIG_HOME/relay/profile.yaml or ~/.config/relay/profile.yaml.
+ */
+import { isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { InputError, UsageError } from "../errors.ts";
+import { formatDuration } from "./duration.ts";
+import { issuesToInputError } from "./issues.ts";
+import { parseYamlWithLines } from "./yaml_source.ts";
+import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
+
+export type RoleName = "executor" | "reviewer";
+export type Vendor = "claude" | "codex" | "command" | "demo";
+
+export interface RoleSpec {
+  vendor: Vendor;
+  /** Always set for claude and codex (defaulted); never for command or demo. */
+  model?: string;
+  /** Only for vendor "command": the program and its arguments, "{prompt}" replaced. */
+  argv?: string[];
+  timeoutMs: number;
+  /** Extra environment for the agent process. */
+  env: Record<string, string>;
+}
+
+export interface Profile {
+  /** The file this profile was read from. */
+  path: string;
+  roles: { executor: RoleSpec; reviewer: RoleSpec };
+  /** Where task worktrees go; absent means a sibling folder of the repo. */
+  worktreeRoot?: string;
+}
+
+export const DEFAULT_MODELS = { claude: "claude-opus-5-5", codex: "gpt-6.1-sol" } as const;
+export const DEFAULT_ROLE_TIMEOUT_MS: Record<RoleName, number> = {
+  executor: 60 * 60_000,
+  reviewer: 30 * 60_000,
+};
+/** The placeholder a `command` role's argv must contain, as an element or inside one. */
+export const PROMPT_PLACEHOLDER = "{prompt}";
+/** Where the profile lives by default, for messages. */
+export const DEFAULT_PROFILE_HINT =
+  "$XDG_CONFIG_HOME/relay/profile.yaml (default ~/.config/relay/profile.yaml)";
+
+interface EnvLike {
+  get(name: string): string | undefined;
+}
+
+/** The profile's path: the flag, else $RELAY_PROFILE, else the XDG location, else ~/.config. */
+export function profilePath(flag?: string, env: EnvLike = Deno.env): string {
+  const set = (name: string) => {
+    const v = env.get(name);
+    return v === undefined || v === "" ? undefined : v;
+  };
+  if (flag !== undefined && flag !== "") return resolve(flag);
+  const fromEnv = set("RELAY_PROFILE");
+  if (fromEnv !== undefined) return resolve(fromEnv);
+  const xdg = set("XDG_CONFIG_HOME");
+  // The XDG spec says relative values are invalid and must be ignored.
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "relay", "profile.yaml");
+  const home = set("HOME");
+  if (home === undefined) {
+    throw new UsageError(
+      "Cannot locate the operator profile: neither XDG_CONFIG_HOME nor HOME is set; pass --profile <path> or set RELAY_PROFILE",
+    );
+  }
+  return join(home, ".config", "relay", "profile.yaml");
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const roleSchema = z
+  .strictObject({
+    vendor: z.enum(["claude", "codex", "command", "demo"]),
+    model: z.string().trim().min(1).optional(),
+    argv: z.array(z.string()).min(1).optional(),
+    timeout: durationMs().optional(),
+    env: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+      .optional(),
+  })
+  .superRefine((r, ctx) => {
+    const vendor = r.vendor;
+    if (vendor === "command") {
+      if (r.argv === undefined) {
+        ctx.addIssue({ code: "custom", path: ["argv"], message: "vendor command needs argv" });
+      } else {
+        const program = r.argv[0] ?? "";
+        if (program.trim() === "") {
+          ctx.addIssue({ code: "custom", path: ["argv", 0], message: "the program name is empty" });
+        } else if (program.includes("/") && !isAbsolute(program)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["argv", 0],
+            message:
+              "a relative path would resolve inside the agent's worktree, which agents can write",
+          });
+        }
+        if (!r.argv.some((a) => a.includes(PROMPT_PLACEHOLDER))) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["argv"],
+            message:
+              `no element contains ${PROMPT_PLACEHOLDER}, so the prompt would never reach the program`,
+          });
+        }
+      }
+      if (r.model !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["model"], message: "vendor command takes no model" });
+      }
+    } else {
+      if (r.argv !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["argv"],
+          message: `argv is only for vendor command, not ${vendor}`,
+        });
+      }
+      if (vendor === "demo" && r.model !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["model"], message: "vendor demo takes no model" });
+      }
+    }
+    for (const name of Object.keys(r.env ?? {})) {
+      if (!ENV_NAME.test(name)) {
+        ctx.addIssue({ code: "custom", path: ["env", name], message: "not a valid variable name" });
+      } else if (name.startsWith("RELAY_")) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["env", name],
+          message: "RELAY_* variables are set by relay",
+        });
+      }
+    }
+  });
+
+const profileSchema = z.strictObject({
+  roles: z.strictObject({ executor: roleSchema, reviewer: roleSchema }),
+  worktree_root: z
+    .string()
+    .refine((p) => isAbsolute(p), { message: "must be an absolute path" })
+    .optional(),
+});
+
+const ROLE_FIXES: Record<string, string> = {
+  vendor: "use one of: claude, codex, command, demo",
+  model:
+    "write a model name (e.g. claude-opus-5-5, gpt-6.1-sol) for claude or codex only; for command put it in argv",
+  argv:
+    'for vendor command only: a list whose first item is an absolute path or a program on PATH and where "{prompt}" appears, e.g. ["/usr/local/bin/my-agent", "--prompt", "{prompt}"]',
+  timeout: DURATION_FIX,
+  env: 'write a mapping of NAME: value, e.g. IS_SANDBOX: "1" (names other than RELAY_*)',
+};
+
+function fixFor(path: readonly string[]): string | undefined {
+  if (path.length === 0) return "write a mapping with roles (and optionally worktree_root)";
+  if (path[0] === "worktree_root") return "write an absolute path, e.g. /srv/relay-worktrees";
+  if (path.length === 1) {
+    return "add roles.executor and roles.reviewer, each with at least a vendor";
+  }
+  if (path.length === 2) {
+    return `add roles.${path[1]} with at least "vendor: claude|codex|command|demo"`;
+  }
+  return ROLE_FIXES[path[2] ?? ""];
+}
+
+/** Parses profile YAML text; `file` is used in messages and stored as `path`. */
+export function parseProfile(text: string, file: string): Profile {
+  const source = parseYamlWithLines(text, file);
+  const parsed = profileSchema.safeParse(dropNullKeys(source.value ?? {}));
+  if (!parsed.success) {
+    throw issuesToInputError(parsed.error, { file, source, schema: profileSchema, fixFor });
+  }
+  const p = parsed.data;
+  const profile: Profile = {
+    path: file,
+    roles: {
+      executor: toRoleSpec("executor", p.roles.executor),
+      reviewer: toRoleSpec("reviewer", p.roles.reviewer),
+    },
+  };
+  if (p.worktree_root !== undefined) profile.worktreeRoot = p.worktree_root;
+  return profile;
+}
+
+function toRoleSpec(role: RoleName, r: z.output<typeof roleSchema>): RoleSpec {
+  const spec: RoleSpec = {
+    vendor: r.vendor,
+    timeoutMs: r.timeout ?? DEFAULT_ROLE_TIMEOUT_MS[role],
+    env: { ...(r.env ?? {}) },
+  };
+  if (r.vendor === "claude" || r.vendor === "codex") {
+    spec.model = r.model ?? DEFAULT_MODELS[r.vendor];
+  }
+  if (r.argv !== undefined) spec.argv = [...r.argv];
+  return spec;
+}
+
+const MINIMAL_EXAMPLE = `roles:
+    executor: { vendor: claude }
+    reviewer: { vendor: codex }`;
+
+/** Reads and validates the profile at `path`; a missing file says how to create one. */
+export async function loadProfile(path: string): Promise<Profile> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new InputError(
+        { file: path },
+        "Cannot read the operator profile: the file does not exist",
+        `run \`relay init\`, or create it (or pass --profile <path>) with at least:\n  ${MINIMAL_EXAMPLE}`,
+      );
+    }
+    throw err;
+  }
+  return parseProfile(text, path);
+}
+
+/** The commented sample profile that `relay init` writes. */
+export function renderDefaultProfile(): string {
+  const t = (role: RoleName) => formatDuration(DEFAULT_ROLE_TIMEOUT_MS[role]);
+  const row = (yaml: string, comment?: string) =>
+    comment === undefined ? yaml : `${yaml.padEnd(27)} # ${comment}`;
+  return [
+    "# relay operator profile: which programs play the two roles.",
+    "# It lives outside every repository on purpose: agents write files in the",
+    "# repo, so the repo must never choose which program runs.",
+    "# Looked up at --profile <path>, $RELAY_PROFILE, $XDG_CONFIG_HOME/relay/profile.yaml,",
+    "# ~/.config/relay/profile.yaml (the first that is set wins).",
+    "",
+    "roles:",
+    "  # Writes the code on branch task-<n>, in its own worktree.",
+    "  executor:",
+    row("    vendor: claude", "claude | codex | command | demo"),
+    row(`    model: ${DEFAULT_MODELS.claude}`),
+    row(`    timeout: ${t("executor")}`, "wall-clock limit per turn: 90s, 45m, 2h, 1h30m"),
+    row("    env: {}", 'extra environment; as root, { IS_SANDBOX: "1" } lets claude'),
+    row("", "skip permission checks instead of pre-approving tools"),
+    "  # Checks the report and relay's evidence; never edits.",
+    "  reviewer:",
+    row("    vendor: codex"),
+    row(`    model: ${DEFAULT_MODELS.codex}`),
+    row(`    timeout: ${t("reviewer")}`),
+    "",
+    "# Any other program: replace a role with vendor: command and an argv, run",
+    '# as is (no shell) with every "{prompt}" replaced by the prompt. The first',
+    "# item is an absolute path or a program name on PATH:",
+    "#   executor:",
+    "#     vendor: command",
+    '#     argv: ["/usr/local/bin/my-agent", "--prompt", "{prompt}"]',
+    "",
+    "# Where task worktrees go (absolute path). Default: a folder beside the repo.",
+    "# worktree_root: /srv/relay-worktrees",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,259 @@
+/**
+ * The repo's own settings, `.relay/config.yaml`. Agents can write this file,
+ * so it may tune limits and lists but never name a program: programs live
+ * only in the operator profile.
+ */
+import { join } from "node:path";
+import { z } from "zod";
+import { InputError } from "../errors.ts";
+import { formatDuration } from "./duration.ts";
+import { dottedKey, issuesToInputError } from "./issues.ts";
+import { DEFAULT_PROFILE_HINT } from "./profile.ts";
+import { type KeyPath, parseYamlWithLines, type YamlSource } from "./yaml_source.ts";
+import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
+
+export interface RepoConfig {
+  version: 1;
+  /** The base branch. */
+  main: string;
+  remote: string;
+  /** Executor attempts per brief. */
+  attempts: number;
+  /** Fix briefs the reviewer may write per task. */
+  fixRounds: number;
+  merge: "auto" | "human";
+  forge: "plain" | "github";
+  timeouts: {
+    /** Agent turn limit; only ever lowers the profile's (see effectiveAgentTimeoutMs). */
+    agentMs?: number;
+    /** Per verification command. */
+    barMs: number;
+    /** Per fetch / push. */
+    networkMs: number;
+  };
+  evidenceMaxBytes: number;
+  gate: {
+    /** Globs that are product code. */
+    product: string[];
+    /** Extra refusal globs, added to the built-in ones. */
+    refuse: string[];
+  };
+  /** Globs a human accepted: they route to the human path, never auto-merged. */
+  acceptedInfra: string[];
+}
+
+export const CONFIG_PATH = join(".relay", "config.yaml");
+
+export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
+  version: 1,
+  main: "main",
+  remote: "origin",
+  attempts: 2,
+  fixRounds: 3,
+  merge: "auto",
+  forge: "plain",
+  timeouts: { barMs: 10 * 60_000, networkMs: 2 * 60_000 },
+  evidenceMaxBytes: 65_536,
+  gate: { product: [], refuse: [] },
+  acceptedInfra: [],
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Keys that would let the repo (and so an agent) pick a program. Refused anywhere in the file. */
+export const PROGRAM_KEYS: readonly string[] = [
+  "vendor",
+  "argv",
+  "command",
+  "program",
+  "model",
+  "roles",
+  "executor",
+  "reviewer",
+  "agent",
+];
+
+/** Where a program key's name is a legitimate setting (a duration, not a program). */
+const NOT_A_PROGRAM = new Set(["timeouts.agent"]);
+
+/** The agent timeout actually used: the repo can only lower the operator's. */
+export function effectiveAgentTimeoutMs(profileMs: number, repo: RepoConfig): number {
+  return repo.timeouts.agentMs === undefined
+    ? profileMs
+    : Math.min(profileMs, repo.timeouts.agentMs);
+}
+
+/** A branch name relay can pass to git safely (a conservative subset of git's rules). */
+export function isSafeBranchName(name: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(name) &&
+    !name.includes("..") && !name.includes("//") && !name.includes("/.") &&
+    !name.endsWith("/") && !name.endsWith(".") && !name.endsWith(".lock");
+}
+
+const glob = z
+  .string()
+  .trim()
+  .min(1, { message: "empty glob" })
+  .refine((g) => !g.startsWith("!"), { message: "negated globs are not supported" });
+const globList = () => z.array(glob).default(() => []);
+
+const repoSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  main: z.string().refine(isSafeBranchName, { message: "not a usable branch name" }).default(
+    "main",
+  ),
+  remote: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: "not a usable remote name" })
+    .default("origin"),
+  attempts: z.number().int().min(1).max(10).default(2),
+  fix_rounds: z.number().int().min(0).max(20).default(3),
+  merge: z.enum(["auto", "human"]).default("auto"),
+  forge: z.enum(["plain", "github"]).default("plain"),
+  timeouts: z
+    .strictObject({
+      agent: durationMs().optional(),
+      bar: durationMs().default(DEFAULT_REPO_CONFIG.timeouts.barMs),
+      network: durationMs().default(DEFAULT_REPO_CONFIG.timeouts.networkMs),
+    })
+    .prefault({}),
+  evidence_max_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
+  gate: z.strictObject({ product: globList(), refuse: globList() }).prefault({}),
+  accepted_infra: globList(),
+});
+
+const FIXES: Record<string, string> = {
+  "": "write a mapping of settings (see the sample `relay init` writes), or leave the file empty",
+  version: "set version: 1 (the only version this relay reads)",
+  main: "set main to the base branch, e.g. main",
+  remote: "set remote to a git remote name, e.g. origin",
+  attempts: "use a whole number from 1 to 10",
+  fix_rounds: "use a whole number from 0 to 20",
+  merge: "use auto or human",
+  forge: "use plain or github",
+  timeouts: "write a mapping with any of: agent, bar, network",
+  "timeouts.agent": DURATION_FIX,
+  "timeouts.bar": DURATION_FIX,
+  "timeouts.network": DURATION_FIX,
+  evidence_max_bytes: "use a whole number of bytes from 1024 to 16777216",
+  gate: "write a mapping with any of: product, refuse",
+  "gate.product": 'write a list of repo-relative globs, e.g. ["src/**", "lib/**"]',
+  "gate.refuse": 'write a list of repo-relative globs to refuse, e.g. ["deploy/**"]',
+  accepted_infra: 'write a list of repo-relative globs, e.g. [".github/workflows/**"]',
+};
+
+/** Parses `.relay/config.yaml` text; `file` is used in messages. Empty text gives the defaults. */
+export function parseRepoConfig(text: string, file: string): RepoConfig {
+  const source = parseYamlWithLines(text, file);
+  refuseProgramKeys(source, file);
+  const parsed = repoSchema.safeParse(dropNullKeys(source.value ?? {}));
+  if (!parsed.success) {
+    throw issuesToInputError(parsed.error, {
+      file,
+      source,
+      schema: repoSchema,
+      fixFor: (path) => FIXES[path.join(".")],
+    });
+  }
+  const c = parsed.data;
+  const timeouts: RepoConfig["timeouts"] = { barMs: c.timeouts.bar, networkMs: c.timeouts.network };
+  if (c.timeouts.agent !== undefined) timeouts.agentMs = c.timeouts.agent;
+  return {
+    version: c.version,
+    main: c.main,
+    remote: c.remote,
+    attempts: c.attempts,
+    fixRounds: c.fix_rounds,
+    merge: c.merge,
+    forge: c.forge,
+    timeouts,
+    evidenceMaxBytes: c.evidence_max_bytes,
+    gate: { product: c.gate.product, refuse: c.gate.refuse },
+    acceptedInfra: c.accepted_infra,
+  };
+}
+
+function refuseProgramKeys(source: YamlSource, file: string): void {
+  const found = findProgramKey(source.value, []);
+  if (found === undefined) return;
+  const key = dottedKey(found);
+  const name = String(found[found.length - 1]);
+  const line = source.lineOf(found);
+  throw new InputError(
+    line === undefined ? { file, key } : { file, line, key },
+    `Cannot name a program in the repo config: "${name}" is not allowed in ${file}`,
+    `remove it; agents can write this file, so programs, models and roles live only in the operator profile, ${DEFAULT_PROFILE_HINT}`,
+  );
+}
+
+function findProgramKey(value: unknown, path: KeyPath): KeyPath | undefined {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const hit = findProgramKey(item, [...path, i]);
+      if (hit !== undefined) return hit;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const here = [...path, k];
+      if (PROGRAM_KEYS.includes(k.toLowerCase()) && !NOT_A_PROGRAM.has(dottedKey(here))) {
+        return here;
+      }
+      const hit = findProgramKey(v, here);
+      if (hit !== undefined) return hit;
+    }
+  }
+  return undefined;
+}
+
+/** Reads `<root>/.relay/config.yaml`; a missing file gives the defaults. */
+export async function loadRepoConfig(root: string): Promise<RepoConfig> {
+  const file = join(root, CONFIG_PATH);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return structuredClone(DEFAULT_REPO_CONFIG);
+    throw err;
+  }
+  return parseRepoConfig(text, file);
+}
+
+/** The commented config that `relay init` writes; it parses back to DEFAULT_REPO_CONFIG. */
+export function renderDefaultRepoConfig(): string {
+  const d = DEFAULT_REPO_CONFIG;
+  const row = (yaml: string, comment?: string) =>
+    comment === undefined ? yaml : `${yaml.padEnd(27)} # ${comment}`;
+  return [
+    "# relay settings for this repository. Every key is optional; the values",
+    "# below are the defaults. Programs and models are NOT set here (agents can",
+    "# write this file): they live in the operator profile,",
+    `# ${DEFAULT_PROFILE_HINT}.`,
+    row(`version: ${d.version}`),
+    row(`main: ${d.main}`, "base branch tasks start from and merge into"),
+    row(`remote: ${d.remote}`),
+    row(`attempts: ${d.attempts}`, "executor attempts per brief (1..10)"),
+    row(`fix_rounds: ${d.fixRounds}`, "fix briefs the reviewer may write per task (0..20)"),
+    row(`merge: ${d.merge}`, "auto | human"),
+    row(`forge: ${d.forge}`, "plain | github"),
+    "",
+    row("timeouts:", "90s, 45m, 2h, 1h30m; a bare number is seconds"),
+    row("  # agent: 30m", "can only LOWER the operator profile's per-role timeout"),
+    row(`  bar: ${formatDuration(d.timeouts.barMs)}`, "each verification command"),
+    row(`  network: ${formatDuration(d.timeouts.networkMs)}`, "each fetch / push"),
+    "",
+    row(`evidence_max_bytes: ${d.evidenceMaxBytes}`, "output kept per command in the report"),
+    "",
+    "gate:",
+    row("  product: []", 'globs that are product code, e.g. ["src/**"]'),
+    row("  refuse: []", "extra globs a branch may never touch (built-ins always apply)"),
+    "",
+    row("accepted_infra: []", "globs a human accepted: routed to a human, never auto-merged"),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,92 @@
+/**
+ * Error classes that the top-level handler in main.ts maps to exit codes.
+ *
+ * Library code throws; only main.ts exits. A class exists here only when a
+ * caller (or the top-level handler) needs to tell it apart.
+ */
+
+/** Exit codes, documented in README. */
+export const Exit = {
+  ok: 0,
+  failure: 1,
+  badInput: 2,
+  hold: 3,
+} as const;
+
+/** Wrong command-line usage: unknown flag, missing argument. Exit 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  /** Name of the command whose usage should be shown, if any. */
+  command: string | undefined;
+  constructor(message: string, command?: string) {
+    super(message);
+    this.command = command;
+  }
+}
+
+/** Where in a file a problem sits. */
+export interface Location {
+  file: string;
+  line?: number;
+  key?: string;
+}
+
+/**
+ * Bad input in a file the user (or an agent) wrote: a malformed brief, a
+ * config key that is not allowed, an unsafe verification command. Exit 2.
+ * The message names the file, the line or key, and the fix.
+ */
+export class InputError extends Error {
+  override name = "InputError";
+  readonly location: Location;
+  readonly fix: string | undefined;
+  constructor(location: Location, problem: string, fix?: string) {
+    super(formatInputError(location, problem, fix));
+    this.location = location;
+    this.fix = fix;
+  }
+}
+
+function formatInputError(loc: Location, problem: string, fix?: string): string {
+  let where = loc.file;
+  if (loc.line !== undefined) where += `:${loc.line}`;
+  if (loc.key !== undefined) where += ` (key "${loc.key}")`;
+  return fix ? `${where}: ${problem}\n  fix: ${fix}` : `${where}: ${problem}`;
+}
+
+/**
+ * The loop stopped because a person is needed. Exit 3. `reason` is one line;
+ * `next` says what to do about it.
+ */
+export class HoldError extends Error {
+  override name = "HoldError";
+  readonly next: string;
+  constructor(reason: string, next: string) {
+    super(reason);
+    this.next = next;
+  }
+}
+
+/** A subprocess could not start, was killed, or exited non-zero unexpectedly. Exit 1. */
+export class CommandError extends Error {
+  override name = "CommandError";
+  constructor(
+    readonly argv: readonly string[],
+    readonly cwd: string,
+    readonly code: number | null,
+    readonly stderr: string,
+    detail: string,
+  ) {
+    super(
+      `${detail}: ${argv.join(" ")} (in ${cwd})${
+        stderr.trim() ? `\n${indent(stderr.trim())}` : ""
+      }`,
+    );
+  }
+}
+
+function indent(text: string): string {
+  const lines = text.split("\n");
+  const tail = lines.length > 20 ? lines.slice(-20) : lines;
+  return tail.map((l) => `  ${l}`).join("\n");
+}

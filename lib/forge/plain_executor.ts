@@ -1,0 +1,67 @@
+/**
+ * The plain-git forge, executor side. Any git remote works (a bare repo on
+ * disk, ssh). A "PR" is the pushed task branch plus a record under
+ * `.git/relay/prs/`, so opening one twice finds the first.
+ */
+import { join } from "node:path";
+import { HoldError } from "../errors.ts";
+import type { Git } from "../git/git.ts";
+import { readJson, writeJson } from "../state/json_file.ts";
+import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
+
+export interface PlainPrRecord extends PrRef {
+  task: number;
+  base: string;
+  title: string;
+  state: "open" | "merged" | "closed";
+  opened: string;
+  updated: string;
+}
+
+export function plainPrPath(prsDir: string, branch: string): string {
+  return join(prsDir, `${branch.replaceAll("/", "__")}.json`);
+}
+
+export class PlainExecutorForge implements ExecutorForge {
+  readonly name = "plain";
+  constructor(
+    private readonly git: Git,
+    private readonly remote: string,
+    private readonly prsDir: string,
+  ) {}
+
+  async pushBranch(branch: string, head: string): Promise<void> {
+    const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
+    if (!res.ok) {
+      throw new HoldError(
+        `Cannot push "${branch}" to "${this.remote}": the remote refused a fast-forward (someone else pushed to it?)`,
+        `Inspect "${this.remote}/${branch}" against the local branch; relay never force-pushes. Details:\n${res.stderr.trim()}`,
+      );
+    }
+  }
+
+  async openPr(req: OpenPrRequest): Promise<PrRef> {
+    const path = plainPrPath(this.prsDir, req.branch);
+    const now = new Date().toISOString();
+    const existing = await readJson<PlainPrRecord>(path);
+    if (existing && existing.state === "open") {
+      if (existing.head !== req.head) {
+        await writeJson(path, { ...existing, head: req.head, updated: now });
+      }
+      return { id: existing.id, branch: existing.branch, head: req.head };
+    }
+    const record: PlainPrRecord = {
+      id: req.branch,
+      branch: req.branch,
+      head: req.head,
+      task: req.task,
+      base: req.base,
+      title: req.title,
+      state: "open",
+      opened: now,
+      updated: now,
+    };
+    await writeJson(path, record);
+    return { id: record.id, branch: record.branch, head: record.head };
+  }
+}

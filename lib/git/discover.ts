@@ -1,0 +1,80 @@
+/**
+ * Finds the repository around a folder by reading files only: no git process.
+ * This is what lets the idle tick finish without starting anything.
+ */
+import { dirname, isAbsolute, join, resolve } from "node:path";
+
+export interface RepoPaths {
+  /** The working tree root (the folder holding `.git`). */
+  root: string;
+  /** This tree's git dir (`.git`, or `.git/worktrees/<name>` for a linked worktree). */
+  gitDir: string;
+  /** The common git dir shared by all worktrees. */
+  commonDir: string;
+}
+
+function readTextOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/** Walks up from `start` to the first folder with a `.git` dir or file. Returns null outside a repo. */
+export function discoverRepo(start: string): RepoPaths | null {
+  let dir = resolve(start);
+  while (true) {
+    const dotGit = join(dir, ".git");
+    if (isDir(dotGit)) return { root: dir, gitDir: dotGit, commonDir: dotGit };
+    const pointer = readTextOrNull(dotGit);
+    if (pointer !== null) {
+      const match = /^gitdir:\s*(.+?)\s*$/m.exec(pointer);
+      if (match?.[1]) {
+        const gitDir = isAbsolute(match[1]) ? match[1] : resolve(dir, match[1]);
+        const common = readTextOrNull(join(gitDir, "commondir"))?.trim();
+        const commonDir = common ? resolve(gitDir, common) : gitDir;
+        return { root: dir, gitDir, commonDir };
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** The branch HEAD points at (`main`), or null when detached. Reads `.git/HEAD` directly. */
+export function currentBranch(gitDir: string): string | null {
+  const head = readTextOrNull(join(gitDir, "HEAD"));
+  const match = head ? /^ref: refs\/heads\/(.+?)\s*$/.exec(head) : null;
+  return match?.[1] ?? null;
+}
+
+/** Names the merge, rebase, cherry-pick or revert in progress in this tree, or null. */
+export function operationInProgress(gitDir: string): string | null {
+  const markers: [string, string][] = [
+    ["MERGE_HEAD", "a merge"],
+    ["rebase-merge", "a rebase"],
+    ["rebase-apply", "a rebase or am"],
+    ["CHERRY_PICK_HEAD", "a cherry-pick"],
+    ["REVERT_HEAD", "a revert"],
+    ["BISECT_LOG", "a bisect"],
+  ];
+  for (const [file, what] of markers) {
+    try {
+      Deno.statSync(join(gitDir, file));
+      return what;
+    } catch {
+      // not present
+    }
+  }
+  return null;
+}

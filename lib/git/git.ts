@@ -1,0 +1,132 @@
+/**
+ * A git repository or worktree at a fixed path. Every method runs `git` with
+ * an argv array in that folder; none depends on the process's cwd. Network
+ * verbs (fetch, push, ls-remote) always carry a timeout.
+ */
+import { run, type RunResult } from "../proc/run.ts";
+
+/** Environment for every git call: no prompts, no editors, stable messages. */
+const GIT_ENV: Record<string, string> = {
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_EDITOR: "true",
+  GIT_SEQUENCE_EDITOR: "true",
+  GIT_MERGE_AUTOEDIT: "no",
+  GIT_ASKPASS: "",
+  SSH_ASKPASS: "",
+  LC_ALL: "C",
+};
+/** Inherited variables that would point git somewhere else. */
+const GIT_UNSET = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"];
+
+export const NETWORK_TIMEOUT_MS = 120_000;
+
+export interface GitOptions {
+  allowFail?: boolean;
+  timeoutMs?: number;
+  env?: Record<string, string>;
+  stdin?: string;
+}
+
+export class Git {
+  constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
+
+  /** Runs `git <args>`; throws CommandError on a non-zero exit unless `allowFail`. */
+  run(args: readonly string[], opts: GitOptions = {}): Promise<RunResult> {
+    return run(["git", ...args], {
+      cwd: this.cwd,
+      env: { ...GIT_ENV, ...opts.env },
+      unsetEnv: GIT_UNSET,
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+      ...(opts.allowFail !== undefined ? { allowFail: opts.allowFail } : {}),
+    });
+  }
+
+  /** Runs git and returns stdout without the trailing newline. */
+  async out(args: readonly string[], opts: GitOptions = {}): Promise<string> {
+    return (await this.run(args, opts)).stdout.replace(/\n$/, "");
+  }
+
+  /** True when git exits 0. */
+  async ok(args: readonly string[]): Promise<boolean> {
+    return (await this.run(args, { allowFail: true })).code === 0;
+  }
+
+  /** The sha a revision names, or null when it does not resolve. */
+  async resolve(rev: string): Promise<string | null> {
+    const res = await this.run([
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      "--end-of-options",
+      `${rev}^{commit}`,
+    ], {
+      allowFail: true,
+    });
+    return res.code === 0 ? res.stdout.trim() : null;
+  }
+
+  async treeOf(rev: string): Promise<string> {
+    return await this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
+  }
+
+  async head(): Promise<string> {
+    return await this.out(["rev-parse", "--verify", "HEAD"]);
+  }
+
+  /** The branch HEAD is on, or null when detached. */
+  async branch(): Promise<string | null> {
+    const res = await this.run(["symbolic-ref", "--quiet", "--short", "HEAD"], { allowFail: true });
+    return res.code === 0 ? res.stdout.trim() : null;
+  }
+
+  async fetch(remote: string): Promise<void> {
+    await this.run(["fetch", "--quiet", "--prune", "--no-tags", "--", remote], {
+      timeoutMs: this.networkTimeoutMs,
+    });
+  }
+
+  /** Pushes `src:dst` without force. Returns false when the remote rejected it (not a fast-forward). */
+  async push(remote: string, src: string, dst: string): Promise<{ ok: boolean; stderr: string }> {
+    const res = await this.run(["push", "--porcelain", "--", remote, `${src}:${dst}`], {
+      allowFail: true,
+      timeoutMs: this.networkTimeoutMs,
+    });
+    return { ok: res.code === 0, stderr: res.stderr + res.stdout };
+  }
+
+  async updateRef(ref: string, sha: string, message: string): Promise<void> {
+    await this.run(["update-ref", "-m", message, "--", ref, sha]);
+  }
+
+  /** True when `ancestor` is reachable from `descendant`. */
+  isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return this.ok(["merge-base", "--is-ancestor", "--", ancestor, descendant]);
+  }
+
+  /** Paths changed between two revisions (NUL-separated, no renames). */
+  async changedPaths(from: string, to: string, paths: readonly string[] = []): Promise<string[]> {
+    const out = await this.out([
+      "diff",
+      "--name-only",
+      "--no-renames",
+      "-z",
+      from,
+      to,
+      "--",
+      ...paths,
+    ]);
+    return out.split("\0").filter((p) => p !== "");
+  }
+
+  /** `git status --porcelain=v1 -z` entries, untracked files included. */
+  async status(untracked = true): Promise<string[]> {
+    const out = await this.out([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      `--untracked-files=${untracked ? "all" : "no"}`,
+    ]);
+    return out.split("\0").filter((e) => e !== "");
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Relay's own evidence: it runs each verification-bar command itself, in the
+ * worktree, as an argv (never a shell), and keeps the output, exit code and
+ * the tree it ran on. The report's pasted output is compared against it.
+ */
+import type { Git } from "../git/git.ts";
+import { run } from "../proc/run.ts";
+import { CommandError } from "../errors.ts";
+import { parseBarCommand } from "../protocol/bar.ts";
+import type { Evidence, Report } from "../protocol/types.ts";
+
+/** Keeps the head and tail of a long output, saying what was cut. */
+export function truncateOutput(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= maxBytes) return text;
+  const half = Math.floor(maxBytes / 2);
+  const dec = new TextDecoder();
+  const head = dec.decode(bytes.slice(0, half));
+  const tail = dec.decode(bytes.slice(bytes.length - half));
+  return `${head}\n[... relay cut ${bytes.length - 2 * half} bytes ...]\n${tail}`;
+}
+
+export async function runBar(
+  wt: Git,
+  bar: readonly string[],
+  opts: { timeoutMs: number; maxBytes: number },
+): Promise<Evidence[]> {
+  const tree = await wt.treeOf("HEAD");
+  const results: Evidence[] = [];
+  for (const command of bar) {
+    const argv = parseBarCommand(command);
+    const started = performance.now();
+    let exit: number;
+    let output: string;
+    let timedOut = false;
+    try {
+      const res = await run(argv, { cwd: wt.cwd, timeoutMs: opts.timeoutMs, allowFail: true });
+      exit = res.code;
+      output = res.stdout +
+        (res.stderr ? (res.stdout && !res.stdout.endsWith("\n") ? "\n" : "") + res.stderr : "");
+    } catch (err) {
+      if (!(err instanceof CommandError)) throw err;
+      exit = err.code ?? 127;
+      timedOut = err.message.includes("timed out");
+      if (timedOut) exit = 124;
+      output = err.message;
+    }
+    const evidence: Evidence = {
+      command,
+      exit,
+      tree,
+      durationMs: Math.round(performance.now() - started),
+      output: truncateOutput(output, opts.maxBytes),
+    };
+    if (timedOut) evidence.timedOut = true;
+    results.push(evidence);
+  }
+  return results;
+}
+
+function normalizeCommand(command: string): string {
+  return command.trim().replace(/\s+/g, " ");
+}
+
+/**
+ * Lines for the top of the report where the agent's pasted runs and relay's
+ * own runs disagree on pass/fail. A pasted run without an `Exit:` line claims
+ * a pass when the report says SHIPPED.
+ */
+export function disagreements(report: Report, evidence: readonly Evidence[]): string[] {
+  const lines: string[] = [];
+  for (const ev of evidence) {
+    const pasted = report.verification.find((p) =>
+      normalizeCommand(p.command) === normalizeCommand(ev.command)
+    );
+    const relayPass = ev.exit === 0;
+    if (!pasted) {
+      if (!relayPass) lines.push(`\`${ev.command}\` fails when relay runs it (exit ${ev.exit}).`);
+      continue;
+    }
+    const claimedPass = pasted.exit !== undefined
+      ? pasted.exit === 0
+      : report.outcome === "SHIPPED";
+    if (claimedPass && !relayPass) {
+      lines.push(
+        `DISAGREEMENT: the report shows \`${ev.command}\` passing, but relay's own run exited ${ev.exit}${
+          ev.timedOut ? " (timed out)" : ""
+        }.`,
+      );
+    } else if (!claimedPass && relayPass) {
+      lines.push(
+        `DISAGREEMENT: the report shows \`${ev.command}\` failing (exit ${pasted.exit}), but relay's own run passed.`,
+      );
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,129 @@
+/**
+ * The inbox: queued briefs in `.relay/inbox/<NNNN>-<slug>.md` with
+ * `Status: QUEUED`, taken in task-number order. Adding assigns the next free
+ * task number when a brief has none and refuses a number already used.
+ */
+import { join } from "node:path";
+import { InputError } from "../errors.ts";
+import { Git } from "../git/git.ts";
+import { briefSlug, parseBrief, writeBrief } from "../protocol/brief.ts";
+import type { Brief } from "../protocol/types.ts";
+import { BRIEF_FILE, INBOX_DIR, REPORT_FILE, statePaths } from "../state/paths.ts";
+import type { RepoPaths } from "../git/discover.ts";
+
+export interface InboxEntry {
+  task: number;
+  title: string;
+  kind: Brief["kind"];
+  /** Path relative to the repo root. */
+  file: string;
+  brief: Brief;
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+/** The queue, lowest task number first. A malformed entry is an InputError naming its file. */
+export async function listInbox(root: string): Promise<InboxEntry[]> {
+  const dir = join(root, INBOX_DIR);
+  const entries: InboxEntry[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !e.name.endsWith(".md")) continue;
+      const file = `${INBOX_DIR}/${e.name}`;
+      const brief = parseBrief(await Deno.readTextFile(join(dir, e.name)), file);
+      entries.push({ task: brief.task, title: brief.title, kind: brief.kind, file, brief });
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return entries.sort((a, b) => a.task - b.task || a.file.localeCompare(b.file));
+}
+
+/** Every task number already spoken for, with where it was seen. */
+export async function usedTaskNumbers(
+  repo: RepoPaths,
+  inbox: InboxEntry[],
+): Promise<Map<number, string>> {
+  const used = new Map<number, string>();
+  for (const e of inbox) used.set(e.task, e.file);
+  for (const file of [BRIEF_FILE, REPORT_FILE]) {
+    const text = await readTextOrNull(join(repo.root, file));
+    const m = text ? /^\s*task:\s*(\d+)\s*$/im.exec(text) : null;
+    if (m?.[1]) used.set(Number(m[1]), file);
+  }
+  try {
+    for await (const e of Deno.readDir(statePaths(repo.commonDir).tasks)) {
+      const m = /^(\d+)\.json$/.exec(e.name);
+      if (m?.[1]) used.set(Number(m[1]), "relay's task records");
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const refs = await new Git(repo.root).out([
+    "for-each-ref",
+    "--format=%(refname)",
+    "refs/heads/",
+    "refs/remotes/",
+  ]);
+  for (const ref of refs.split("\n")) {
+    const m = /\/task-(\d+)$/.exec(ref);
+    if (m?.[1] && !used.has(Number(m[1]))) {
+      used.set(Number(m[1]), `branch ${ref.replace(/^refs\/(heads|remotes)\//, "")}`);
+    }
+  }
+  return used;
+}
+
+/** Validates `text` as a brief and queues it. Returns the new entry. */
+export async function addToInbox(
+  repo: RepoPaths,
+  text: string,
+  source: string,
+): Promise<InboxEntry> {
+  const parsed = parseBrief(text, source, {
+    allowMissingTask: true,
+    allowMissingBranch: true,
+    allowMissingKind: true,
+  });
+  const inbox = await listInbox(repo.root);
+  const used = await usedTaskNumbers(repo, inbox);
+  let task = parsed.task;
+  if (task === 0) {
+    task = Math.max(0, ...used.keys()) + 1;
+  } else if (used.has(task)) {
+    throw new InputError(
+      { file: source, key: "Task" },
+      `task number ${task} is already used (by ${used.get(task)})`,
+      `remove the "Task:" line to get the next free number (${Math.max(0, ...used.keys()) + 1})`,
+    );
+  }
+  const defaultBranch = `task-${parsed.task}`;
+  const branch = parsed.task === 0 || parsed.branch === defaultBranch
+    ? `task-${task}`
+    : parsed.branch;
+  const brief: Brief = { ...parsed, task, branch, status: "QUEUED" };
+  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
+  await Deno.writeTextFile(join(repo.root, file), writeBrief(brief), { createNew: true });
+  return { task, title: brief.title, kind: brief.kind, file, brief };
+}
+
+export async function dropFromInbox(root: string, task: number): Promise<InboxEntry> {
+  const entry = (await listInbox(root)).find((e) => e.task === task);
+  if (!entry) {
+    throw new InputError(
+      { file: INBOX_DIR },
+      `no queued brief for task ${task}`,
+      `see "relay inbox list"`,
+    );
+  }
+  await Deno.remove(join(root, entry.file));
+  return entry;
+}

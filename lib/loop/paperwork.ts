@@ -1,0 +1,115 @@
+/**
+ * The paperwork commit: in the primary tree, on main, only the protocol
+ * files, in a commit of their own, pushed without force. This is what keeps
+ * status files from making two branches "conflict" when their code does not.
+ */
+import { join } from "node:path";
+import { HoldError } from "../errors.ts";
+import type { Git } from "../git/git.ts";
+import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
+import type { Log } from "./log.ts";
+
+/** Brings local main up to the remote's main when it is behind; never rewrites anything. */
+export async function syncMain(primary: Git, remote: string, main: string): Promise<void> {
+  await primary.fetch(remote);
+  const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
+  const local = await primary.resolve("HEAD");
+  if (!origin || !local || origin === local) return;
+  if (await primary.isAncestor(local, origin)) {
+    const res = await primary.run(["merge", "--ff-only", "--quiet", origin], { allowFail: true });
+    if (res.code !== 0) {
+      throw new HoldError(
+        `Cannot fast-forward "${main}" in the primary tree to ${remote}/${main}`,
+        `Commit or move aside the local changes git names below, then rerun.\n${res.stderr.trim()}`,
+      );
+    }
+  }
+}
+
+export interface PaperworkFiles {
+  brief: string;
+  report: string;
+}
+
+/**
+ * Writes NEXT-STEPS.md and COWORK-STATUS.md and commits them (with any inbox
+ * change the planner left) in one commit on main. Idempotent: when HEAD is
+ * already that commit, returns it without a new one.
+ */
+export async function commitPaperwork(
+  primary: Git,
+  files: PaperworkFiles,
+  message: string,
+): Promise<string> {
+  await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), files.brief);
+  await Deno.writeTextFile(join(primary.cwd, REPORT_FILE), files.report);
+  const paths: string[] = [BRIEF_FILE, REPORT_FILE];
+  const inbox = await primary.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--",
+    INBOX_DIR,
+  ]);
+  if (inbox !== "") paths.push(INBOX_DIR);
+  await primary.run(["add", "--all", "--", ...paths]);
+  const dirty = await primary.run(["diff", "--cached", "--quiet", "HEAD", "--", ...paths], {
+    allowFail: true,
+  });
+  if (dirty.code === 0) {
+    const subject = await primary.out(["log", "-1", "--format=%s"]);
+    if (subject === message) return await primary.head();
+  }
+  await primary.run(["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths]);
+  return await primary.head();
+}
+
+/** True when every commit in `range` touches only paperwork. */
+async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
+  const out = await primary.out(["log", "--format=", "--name-only", "-z", range]);
+  const paths = out.split(/[\0\n]/).filter((p) => p !== "");
+  return paths.every((p) => PAPERWORK_PATHS.some((pw) => p === pw || p.startsWith(`${pw}/`)));
+}
+
+/**
+ * Pushes main. A rejected push is retried after a fetch and a rebase of the
+ * local paperwork-only commits onto the remote's main — never forced.
+ */
+export async function pushMain(
+  primary: Git,
+  remote: string,
+  main: string,
+  log: Log,
+): Promise<void> {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const res = await primary.push(remote, "HEAD", `refs/heads/${main}`);
+    if (res.ok) return;
+    log.step(
+      `push of ${main} rejected (attempt ${attempt}); fetching and rebasing the paperwork commit`,
+    );
+    await primary.fetch(remote);
+    const origin = `refs/remotes/${remote}/${main}`;
+    if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
+      throw new HoldError(
+        `Cannot push "${main}": local ${main} has commits that are not paperwork and ${remote} moved`,
+        `Look at "git log ${origin}..${main}" in the primary tree; relay only rebases its own paperwork commits.`,
+      );
+    }
+    const rebase = await primary.run(["rebase", "--autostash", "--quiet", origin], {
+      allowFail: true,
+    });
+    if (rebase.code !== 0) {
+      await primary.run(["rebase", "--abort"], { allowFail: true });
+      throw new HoldError(
+        `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
+          rebase.stderr.trim().split("\n")[0] ?? "conflict"
+        }`,
+        `Someone changed the protocol files on ${remote}/${main}. Merge them by hand in the primary tree, push, then run "relay resume".`,
+      );
+    }
+  }
+  throw new Error(
+    `Cannot push "${main}" to "${remote}" after 3 tries; the next tick will try again`,
+  );
+}

@@ -1,0 +1,671 @@
+/**
+ * `relay poll`: the executor tick that cron runs every minute.
+ *
+ * One tick takes the open brief through one attempt: worktree → agent →
+ * commit (product only) → relay's own evidence → push → PR → paperwork commit
+ * on main. Every step is journaled, so a tick killed anywhere is finished by
+ * the next one.
+ */
+import { join } from "node:path";
+import { HoldError, InputError } from "../errors.ts";
+import { Git } from "../git/git.ts";
+import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
+import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
+import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
+import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
+import type { Brief, Report } from "../protocol/types.ts";
+import { buildInvocation } from "../agents/presets.ts";
+import { executorPrompt } from "../agents/prompt.ts";
+import { isAlive, runAgent } from "../agents/runner.ts";
+import { runDemoAgent } from "../agents/demo.ts";
+import { tryLock } from "../state/lock.ts";
+import {
+  anchorRef,
+  BRIEF_FILE,
+  INBOX_DIR,
+  REPORT_FILE,
+  type StatePaths,
+  statePaths,
+} from "../state/paths.ts";
+import {
+  archiveJournal,
+  type Journal,
+  readJournal,
+  type Step,
+  stepIndex,
+  writeJournal,
+} from "../state/journal.ts";
+import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../state/tasks.ts";
+import { type Hold, readHold, writeHold } from "../state/hold.ts";
+import { failpoint } from "../state/failpoint.ts";
+import { readJson, writeJson } from "../state/json_file.ts";
+import { PlainExecutorForge } from "../forge/plain_executor.ts";
+import type { ExecutorForge } from "../forge/types.ts";
+import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
+import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
+import { disagreements, runBar } from "./evidence.ts";
+import { commitPaperwork, pushMain, syncMain } from "./paperwork.ts";
+import { fileHash, sha256 } from "./hash.ts";
+import type { Log } from "./log.ts";
+import type { Evidence } from "../protocol/types.ts";
+
+export type TickResult =
+  | { kind: "idle"; message: string }
+  | { kind: "busy"; message: string }
+  | { kind: "shipped"; message: string; task: number; pr: string; head: string }
+  | { kind: "blocked"; message: string; task: number }
+  | { kind: "failed"; message: string; task: number; attempt: number };
+
+export interface PollOptions {
+  repo: RepoPaths;
+  /** `--profile`, when given; otherwise the env/XDG default applies. */
+  profileFlag?: string;
+  progress: "tty" | "plain" | "quiet";
+  log: Log;
+}
+
+interface Tick {
+  repo: RepoPaths;
+  state: StatePaths;
+  primary: Git;
+  config: RepoConfig;
+  profile: Profile;
+  log: Log;
+  progress: "tty" | "plain" | "quiet";
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+export async function runPollTick(opts: PollOptions): Promise<TickResult> {
+  const state = statePaths(opts.repo.commonDir);
+  await using lock = await tryLock(state.pollLock, "poll");
+  if (!lock) return { kind: "busy", message: "busy: another relay poll is running" };
+  failpoint("after-lock");
+
+  const journal = await readJournal(state.journal);
+  const briefText = await readTextOrNull(join(opts.repo.root, BRIEF_FILE));
+  if (!journal) {
+    const { readStatus } = await import("../protocol/status_line.ts");
+    if (briefText === null || readStatus(briefText) !== "OPEN") {
+      return { kind: "idle", message: "idle: no open brief" };
+    }
+  }
+
+  const hold = await readHold(state.hold);
+  if (hold) throw new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next);
+
+  const config = await loadRepoConfig(opts.repo.root);
+  const profile = await loadProfile(profilePath(opts.profileFlag));
+  const primary = new Git(opts.repo.root, config.timeouts.networkMs);
+  const tick: Tick = {
+    repo: opts.repo,
+    state,
+    primary,
+    config,
+    profile,
+    log: opts.log,
+    progress: opts.progress,
+  };
+
+  checkPrimary(tick);
+
+  if (journal) {
+    const runBrief = await readTextOrNull(join(state.runs, journal.runId, "brief.md"));
+    if (runBrief === null) {
+      throw new Error(`Cannot resume run ${journal.runId}: its brief copy is missing`);
+    }
+    const brief = parseBrief(runBrief, join(state.runs, journal.runId, "brief.md"));
+    tick.log.step(
+      `resuming task ${journal.task} run ${journal.runId} after step "${journal.step}"`,
+    );
+    return await continueAttempt(tick, brief, journal);
+  }
+
+  const brief = parseBrief(briefText!, BRIEF_FILE);
+  return await startAttempt(tick, brief);
+}
+
+/** Preconditions on the primary tree; nothing is changed when one fails. */
+function checkPrimary(tick: Tick): void {
+  const branch = currentBranch(tick.repo.gitDir);
+  if (branch !== tick.config.main) {
+    throw new HoldError(
+      `The primary tree is on "${branch ?? "a detached HEAD"}", not "${tick.config.main}"`,
+      `Run "git switch ${tick.config.main}" in ${tick.repo.root}; relay works in its own worktrees and keeps the primary tree on ${tick.config.main}.`,
+    );
+  }
+  const op = operationInProgress(tick.repo.gitDir);
+  if (op) {
+    throw new HoldError(
+      `The primary tree is in the middle of ${op}`,
+      `Finish or abort it in ${tick.repo.root}, then rerun.`,
+    );
+  }
+}
+
+function timestampId(): string {
+  return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+async function primaryDiffHash(primary: Git): Promise<string> {
+  const diff = await primary.out([
+    "diff",
+    "--binary",
+    "HEAD",
+    "--",
+    ".",
+    `:(exclude,top)${INBOX_DIR}`,
+  ]);
+  return await sha256(diff);
+}
+
+async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
+  const { primary, config, state, profile } = tick;
+  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const record = await readTaskRecord(state.tasks, brief.task);
+  const failed = failedAttempts(record, briefHash);
+  const runId = `${timestampId()}-task${brief.task}-a${failed + 1}`;
+
+  if (failed >= config.attempts) {
+    // The cap was reached but the BLOCKED paperwork never landed: finish it now.
+    tick.log.step(
+      `task ${brief.task} already failed ${failed} time(s); writing the BLOCKED report`,
+    );
+  }
+
+  await primary.fetch(config.remote);
+  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  if (!originMain) {
+    throw new HoldError(
+      `"${config.remote}/${config.main}" does not exist`,
+      `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
+    );
+  }
+  const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
+  const worktree = join(root, brief.branch.replaceAll("/", "-"));
+  const how = await ensureWorktree(primary, {
+    path: worktree,
+    branch: brief.branch,
+    remote: config.remote,
+    start: originMain,
+  });
+  tick.log.step(`task ${brief.task}: worktree ${how} at ${worktree} on ${brief.branch}`);
+  const wt = new Git(worktree, config.timeouts.networkMs);
+  const before = await wt.head();
+  await primary.updateRef(
+    anchorRef(brief.task, runId, "before"),
+    before,
+    "relay: before agent turn",
+  );
+  failpoint("after-worktree");
+
+  const runDir = join(state.runs, runId);
+  await Deno.mkdir(runDir, { recursive: true });
+  await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
+  await copyInstructions(tick, worktree);
+
+  const journal: Journal = {
+    version: 1,
+    task: brief.task,
+    runId,
+    attempt: failed + 1,
+    step: "prepared",
+    branch: brief.branch,
+    worktree,
+    originMain,
+    before,
+    mainBefore: (await primary.resolve(`refs/heads/${config.main}`)) ?? "",
+    primaryDiff: await primaryDiffHash(primary),
+    reportBefore: await fileHash(join(worktree, REPORT_FILE)),
+    updated: "",
+  };
+  if (failed >= config.attempts) {
+    journal.step = "agent-finished";
+    journal.outcome = "BLOCKED";
+    journal.failure = `${failed} attempt(s) failed; see earlier runs`;
+  }
+  await writeJournal(state.journal, journal);
+  failpoint("after-prepared");
+  return await continueAttempt(tick, brief, journal);
+}
+
+/** With `--web-root`, CLAUDE.md/AGENTS.md are git-excluded: copy them into the worktree for the agent. */
+async function copyInstructions(tick: Tick, worktree: string): Promise<void> {
+  for (const name of ["CLAUDE.md", "AGENTS.md"]) {
+    const src = join(tick.repo.root, name);
+    const dest = join(worktree, name);
+    const tracked = await tick.primary.ok(["ls-files", "--error-unmatch", "--", name]);
+    if (tracked) continue;
+    const text = await readTextOrNull(src);
+    if (text !== null) await Deno.writeTextFile(dest, text);
+  }
+}
+
+async function advance(tick: Tick, journal: Journal, step: Step): Promise<void> {
+  journal.step = step;
+  await writeJournal(tick.state.journal, journal);
+  failpoint(`after-${step}`);
+}
+
+function done(journal: Journal, step: Step): boolean {
+  return stepIndex(journal.step) >= stepIndex(step);
+}
+
+async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Promise<TickResult> {
+  const { state, config } = tick;
+  const wt = new Git(journal.worktree, config.timeouts.networkMs);
+  const runDir = join(state.runs, journal.runId);
+
+  if (!done(journal, "agent-finished")) {
+    if (journal.step === "agent-started") {
+      if (journal.agentPid !== undefined && await isAlive(journal.agentPid)) {
+        return {
+          kind: "busy",
+          message:
+            `busy: the agent from an interrupted tick is still running (pid ${journal.agentPid}, run ${journal.runId})`,
+        };
+      }
+      tick.log.step(
+        `the agent of run ${journal.runId} ended while no tick watched it; not relaunching that turn`,
+      );
+      journal.agent = {
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        durationMs: 0,
+        interrupted: true,
+      };
+    } else {
+      journal.agent = await runExecutor(tick, brief, journal);
+    }
+    await advance(tick, journal, "agent-finished");
+  }
+
+  if (!done(journal, "committed")) {
+    // Whatever the agent did, these must hold before anything is committed or leaves this machine.
+    await checkAgentStayedInBounds(tick, journal);
+    await saveAgentReport(journal, runDir);
+    await savePaperwork(wt, runDir);
+    if (!journal.outcome) judgeTurn(journal, await readAgentReport(runDir, brief));
+    const base = (await wt.out(["merge-base", "HEAD", journal.originMain]).catch(() =>
+      journal.originMain
+    )) ||
+      journal.originMain;
+    const message = journal.outcome === "SHIPPED"
+      ? `Task #${brief.task}: ${brief.title}`
+      : `WIP: Task #${brief.task} attempt ${journal.attempt} (${
+        journal.failure ?? "unfinished"
+      }) [relay]`;
+    await commitLeftovers(wt, base, message);
+    journal.head = await wt.head();
+    await tick.primary.updateRef(
+      anchorRef(brief.task, journal.runId, "after"),
+      journal.head,
+      "relay: after agent turn",
+    );
+    await advance(tick, journal, "committed");
+  }
+
+  if (journal.outcome === "FAILED") return await recordFailure(tick, brief, journal);
+
+  let report: Report;
+  if (journal.outcome === "SHIPPED") {
+    report = (await readAgentReport(runDir, brief)).report!;
+    const evidence = await evidenceFor(tick, wt, brief, journal, runDir);
+    report.warnings = [
+      ...disagreements(report, evidence),
+      ...report.warnings.filter((w) => !w.startsWith("DISAGREEMENT")),
+    ];
+    report.evidence = evidence;
+    const forge = executorForge(tick);
+    if (!done(journal, "pushed")) {
+      await forge.pushBranch(brief.branch, journal.head!);
+      await advance(tick, journal, "pushed");
+    }
+    if (!done(journal, "pr-opened")) {
+      const pr = await forge.openPr({
+        task: brief.task,
+        branch: brief.branch,
+        head: journal.head!,
+        base: config.main,
+        title: `Task #${brief.task}: ${brief.title}`,
+        body: report.whatShipped,
+      });
+      journal.pr = pr.id;
+      await advance(tick, journal, "pr-opened");
+    }
+  } else {
+    const own = await readAgentReport(runDir, brief);
+    report = own.report && !own.problem && own.report.outcome === "BLOCKED"
+      ? own.report
+      : blockedReport(brief, journal, await readTaskRecord(state.tasks, brief.task));
+    if (!done(journal, "pushed")) {
+      // Keep the work visible off this machine; a refusal here is not worth a HOLD.
+      const res = await wt.push(config.remote, journal.head!, `refs/heads/${brief.branch}`);
+      if (!res.ok) {
+        tick.log.step(`could not push ${brief.branch} (kept locally): ${res.stderr.trim()}`);
+      }
+      await advance(tick, journal, "pr-opened");
+    }
+  }
+
+  report.task = brief.task;
+  report.branch = brief.branch;
+  report.head = journal.head!;
+  report.pr = journal.pr ?? "";
+  const outcome = journal.outcome === "SHIPPED" ? "SHIPPED" : "BLOCKED";
+  report.outcome = outcome;
+
+  if (!done(journal, "paperwork-committed")) {
+    await syncMain(tick.primary, config.remote, config.main);
+    const message = `Task #${brief.task}: status — ${outcome} (${journal.pr ?? brief.branch})`;
+    journal.paperworkCommit = await commitPaperwork(tick.primary, {
+      brief: writeBrief({ ...brief, status: "DONE" }),
+      report: writeReport(report),
+    }, message);
+    await advance(tick, journal, "paperwork-committed");
+  }
+  if (!done(journal, "paperwork-pushed")) {
+    await pushMain(tick.primary, config.remote, config.main, tick.log);
+    await advance(tick, journal, "paperwork-pushed");
+  }
+
+  const at = new Date().toISOString();
+  await recordAttempt(state.tasks, brief.task, {
+    runId: journal.runId,
+    brief: await sha256(writeBrief({ ...brief, status: "OPEN" })),
+    started: journal.runId,
+    result: outcome === "SHIPPED" ? "shipped" : "blocked",
+    ...(journal.failure ? { reason: journal.failure } : {}),
+  });
+  await addReceipt(state.tasks, brief.task, {
+    stage: "implementation",
+    runId: journal.runId,
+    at,
+    result: outcome,
+    head: journal.head!,
+    tree: await wt.treeOf(journal.head!),
+    detail: `PR ${report.pr || "(none)"}; paperwork ${journal.paperworkCommit}`,
+  });
+  await archiveJournal(state.journal, state.runs, journal);
+  if (outcome === "SHIPPED") {
+    return {
+      kind: "shipped",
+      task: brief.task,
+      pr: report.pr,
+      head: journal.head!,
+      message: `task ${brief.task} shipped: ${brief.branch} at ${
+        journal.head!.slice(0, 12)
+      }, PR ${report.pr}${
+        report.warnings.length ? ` — ${report.warnings.length} warning(s) in the report` : ""
+      }`,
+    };
+  }
+  return {
+    kind: "blocked",
+    task: brief.task,
+    message: `task ${brief.task} BLOCKED: ${journal.failure}`,
+  };
+}
+
+function executorForge(tick: Tick): ExecutorForge {
+  return new PlainExecutorForge(tick.primary, tick.config.remote, tick.state.prs);
+}
+
+async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
+  const { profile, config, state } = tick;
+  const spec = profile.roles.executor;
+  const runDir = join(state.runs, journal.runId);
+  const briefPath = join(runDir, "brief.md");
+  const reportPath = join(journal.worktree, REPORT_FILE);
+  const env: Record<string, string> = {
+    RELAY_TASK: String(brief.task),
+    RELAY_BRIEF: briefPath,
+    RELAY_REPORT: reportPath,
+    RELAY_ROLE: "executor",
+    RELAY_BRANCH: brief.branch,
+    RELAY_RUN_ID: journal.runId,
+  };
+  const timeoutMs = Math.min(spec.timeoutMs, config.timeouts.agentMs ?? Infinity);
+  const prompt = executorPrompt({
+    task: brief.task,
+    title: brief.title,
+    briefPath,
+    reportPath,
+    branch: brief.branch,
+    bar: brief.bar,
+  });
+  const isRoot = Deno.build.os !== "windows" && Deno.uid() === 0;
+  const inv = buildInvocation("executor", spec, prompt, { isRoot });
+  tick.log.step(
+    `task ${brief.task}: starting the executor (${spec.vendor}), run ${journal.runId}, timeout ${
+      Math.round(timeoutMs / 60000)
+    }m`,
+  );
+  const logPath = join(runDir, "agent.log");
+  if (inv.kind === "demo") {
+    journal.step = "agent-started";
+    await writeJournal(state.journal, journal);
+    const started = performance.now();
+    const code = await runDemoAgent({ worktree: journal.worktree, briefPath, reportPath, logPath });
+    return {
+      exitCode: code,
+      signal: null,
+      timedOut: false,
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+  const result = await runAgent({
+    argv: inv.argv,
+    cwd: journal.worktree,
+    env: { ...inv.env, ...env },
+    timeoutMs,
+    logPath,
+    progress: tick.progress,
+    label: `executor task ${brief.task}`,
+    onStart: async (pid) => {
+      journal.agentPid = pid;
+      journal.step = "agent-started";
+      await writeJournal(state.journal, journal);
+      failpoint("agent-running");
+    },
+  });
+  return {
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    ...(result.startError ? { startError: result.startError } : {}),
+  };
+}
+
+/** HOLD when the agent moved main, switched the worktree's branch, or touched the primary tree. */
+async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<void> {
+  const { primary, config } = tick;
+  const problems: string[] = [];
+  const main = (await primary.resolve(`refs/heads/${config.main}`)) ?? "";
+  if (main !== journal.mainBefore) {
+    problems.push(
+      `${config.main} moved from ${journal.mainBefore.slice(0, 12)} to ${main.slice(0, 12)}`,
+    );
+  }
+  const wt = new Git(journal.worktree);
+  const branch = await wt.branch().catch(() => null);
+  if (branch !== journal.branch) {
+    problems.push(
+      `the worktree is on "${branch ?? "a detached HEAD"}" instead of "${journal.branch}"`,
+    );
+  }
+  if (currentBranch(tick.repo.gitDir) !== config.main) {
+    problems.push(`the primary tree is no longer on ${config.main}`);
+  }
+  if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
+    const changed = await primary.out(["diff", "--name-only", "HEAD"]);
+    problems.push(`tracked files of the primary tree changed: ${changed.split("\n").join(", ")}`);
+  }
+  if (problems.length === 0) return;
+  const hold: Hold = {
+    task: journal.task,
+    reason: `the agent of run ${journal.runId} left its worktree: ${problems.join("; ")}`,
+    next: `Nothing was pushed. Inspect and repair by hand (the branch before the turn is ${
+      anchorRef(journal.task, journal.runId, "before")
+    }), then run "relay resume" to start a new attempt.`,
+    at: new Date().toISOString(),
+    runId: journal.runId,
+  };
+  await writeHold(tick.state.hold, hold);
+  throw new HoldError(hold.reason, hold.next);
+}
+
+const AGENT_REPORT = "report.agent.md";
+
+/** Keeps the report the agent wrote in the worktree (changed since the turn began) in the run folder. */
+async function saveAgentReport(journal: Journal, runDir: string): Promise<void> {
+  const saved = join(runDir, AGENT_REPORT);
+  if ((await readTextOrNull(saved)) !== null) return;
+  const path = join(journal.worktree, REPORT_FILE);
+  const hash = await fileHash(path);
+  if (hash === "" || hash === journal.reportBefore) return;
+  await Deno.copyFile(path, saved);
+}
+
+interface AgentReport {
+  report: Report | null;
+  problem: string | null;
+}
+
+async function readAgentReport(runDir: string, brief: Brief): Promise<AgentReport> {
+  const path = join(runDir, AGENT_REPORT);
+  const text = await readTextOrNull(path);
+  if (text === null) return { report: null, problem: "the agent wrote no report" };
+  let report: Report;
+  try {
+    report = parseReport(text, REPORT_FILE);
+  } catch (err) {
+    if (err instanceof InputError) {
+      return { report: null, problem: `invalid report: ${err.message}` };
+    }
+    throw err;
+  }
+  const problems = checkReport(report, brief);
+  if (problems.length) return { report, problem: `invalid report: ${problems.join("; ")}` };
+  return { report, problem: null };
+}
+
+/** Decides what the agent's turn amounts to: SHIPPED, BLOCKED (by the agent) or FAILED. */
+function judgeTurn(journal: Journal, agentReport: AgentReport): void {
+  const agent = journal.agent;
+  const why: string[] = [];
+  if (agent?.startError) why.push(`the agent could not start: ${agent.startError}`);
+  else if (agent?.timedOut) {
+    why.push(`the agent timed out after ${Math.round(agent.durationMs / 1000)}s`);
+  } else if (agent && !agent.interrupted && agent.exitCode !== 0) {
+    why.push(`the agent exited ${agent.exitCode ?? `by ${agent.signal}`}`);
+  }
+  if (agentReport.problem) why.push(agentReport.problem);
+  if (why.length === 0 && agentReport.report) {
+    journal.outcome = agentReport.report.outcome;
+    if (journal.outcome === "BLOCKED") journal.failure = "the agent reported BLOCKED";
+    return;
+  }
+  if (agent?.interrupted && why.length === 0) why.push("the tick running the agent was killed");
+  journal.outcome = "FAILED";
+  journal.failure = why.join("; ");
+}
+
+async function evidenceFor(
+  tick: Tick,
+  wt: Git,
+  brief: Brief,
+  journal: Journal,
+  runDir: string,
+): Promise<Evidence[]> {
+  const path = join(runDir, "evidence.json");
+  const saved = await readJson<{ head: string; evidence: Evidence[] }>(path);
+  if (saved && saved.head === journal.head) return saved.evidence;
+  tick.log.step(
+    `task ${brief.task}: running the verification bar (${brief.bar.length} command(s))`,
+  );
+  const evidence = await runBar(wt, brief.bar, {
+    timeoutMs: tick.config.timeouts.barMs,
+    maxBytes: tick.config.evidenceMaxBytes,
+  });
+  await writeJson(path, { head: journal.head, evidence });
+  if (!done(journal, "evidence")) await advance(tick, journal, "evidence");
+  return evidence;
+}
+
+async function recordFailure(tick: Tick, brief: Brief, journal: Journal): Promise<TickResult> {
+  const { state, config } = tick;
+  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const record = await recordAttempt(state.tasks, brief.task, {
+    runId: journal.runId,
+    brief: briefHash,
+    started: journal.runId,
+    result: "failed",
+    reason: journal.failure ?? "unknown",
+  });
+  const failed = failedAttempts(record, briefHash);
+  await archiveJournal(state.journal, state.runs, journal);
+  const log = join(state.runs, journal.runId, "agent.log");
+  if (failed < config.attempts) {
+    return {
+      kind: "failed",
+      task: brief.task,
+      attempt: failed,
+      message:
+        `task ${brief.task}: attempt ${failed}/${config.attempts} failed: ${journal.failure}. Work kept on ${brief.branch} (${
+          journal.head?.slice(0, 12)
+        }); log: ${log}. The next tick tries again.`,
+    };
+  }
+  // Cap reached: relay writes the BLOCKED report itself on the next step, in this same tick.
+  const next: Journal = {
+    ...journal,
+    runId: `${journal.runId}-blocked`,
+    step: "committed",
+    outcome: "BLOCKED",
+    failure: `${failed} attempt(s) failed; last: ${journal.failure}`,
+  };
+  await Deno.mkdir(join(state.runs, next.runId), { recursive: true });
+  await Deno.writeTextFile(join(state.runs, next.runId, "brief.md"), writeBrief(brief));
+  await writeJournal(state.journal, next);
+  return await continueAttempt(tick, brief, next);
+}
+
+function blockedReport(
+  brief: Brief,
+  journal: Journal,
+  record: { attempts: { runId: string; reason?: string }[] },
+): Report {
+  const attempts = record.attempts
+    .filter((a) => a.reason)
+    .map((a) => `- run ${a.runId}: ${a.reason}`)
+    .join("\n");
+  return {
+    task: brief.task,
+    outcome: "BLOCKED",
+    branch: brief.branch,
+    head: journal.head ?? "",
+    pr: "",
+    warnings: [],
+    whatShipped:
+      `Nothing shipped. relay stopped task ${brief.task} after its executor failed: ${journal.failure}.\n\nThe work of every attempt is kept on ${brief.branch} and under refs/relay/anchors/task-${brief.task}/.`,
+    verification: [],
+    beyond: "Nothing.",
+    pushback: `Written by relay, not by the agent. Attempts:\n${
+      attempts || "- (none recorded)"
+    }\n\nLogs: .git/relay/runs/<run>/agent.log. A person should look before this task is queued again.`,
+    evidence: [],
+    extra: [],
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Promotion: the next queued brief becomes NEXT-STEPS.md with Status: OPEN,
+ * only when no brief is open. Left uncommitted: the executor's next paperwork
+ * commit carries it (the planner never commits).
+ */
+import { join } from "node:path";
+import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { readStatus } from "../protocol/status_line.ts";
+import { BRIEF_FILE } from "../state/paths.ts";
+import { listInbox } from "./inbox.ts";
+
+export type PromoteResult =
+  | { result: "promoted"; task: number; title: string; from: string }
+  | { result: "open"; task: number | null; message: string }
+  | { result: "empty"; message: string };
+
+export async function promoteNext(root: string): Promise<PromoteResult> {
+  const path = join(root, BRIEF_FILE);
+  let current: string | null = null;
+  try {
+    current = await Deno.readTextFile(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  let currentTask: number | null = null;
+  if (current !== null) {
+    const status = readStatus(current);
+    const brief = status === null ? null : parseBrief(current, BRIEF_FILE);
+    currentTask = brief?.task ?? null;
+    if (status === "OPEN") {
+      return {
+        result: "open",
+        task: currentTask,
+        message: `not promoting: task ${currentTask} is still open in ${BRIEF_FILE}`,
+      };
+    }
+  }
+  for (const entry of await listInbox(root)) {
+    if (entry.task === currentTask) {
+      // Promoted before, but the queue file survived (an interrupted promote): drop the stale copy.
+      await Deno.remove(join(root, entry.file));
+      continue;
+    }
+    await Deno.writeTextFile(path, writeBrief({ ...entry.brief, status: "OPEN" }));
+    await Deno.remove(join(root, entry.file));
+    return { result: "promoted", task: entry.task, title: entry.title, from: entry.file };
+  }
+  return { result: "empty", message: "nothing to promote: the inbox is empty" };
+}

@@ -1,0 +1,35 @@
+/** Small JSON state files, written atomically (write to a temp name, then rename). */
+import { dirname } from "node:path";
+
+export async function readJson<T>(path: string): Promise<T | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(
+      `Cannot read relay state: "${path}" is not valid JSON. Move it aside and rerun.`,
+    );
+  }
+}
+
+export async function writeJson(path: string, value: unknown): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${Deno.pid}.tmp`;
+  await Deno.writeTextFile(tmp, JSON.stringify(value, null, 2) + "\n");
+  await Deno.rename(tmp, path);
+}
+
+/** Removes a state file; absent is fine. */
+export async function removeFile(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+}

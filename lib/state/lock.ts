@@ -1,0 +1,138 @@
+/**
+ * The tick lock: cron starts `relay poll` every minute, and a long run must
+ * not stack a second one on top of it.
+ *
+ * The lock is a kernel lock (flock) on a lock file, so it disappears with the
+ * process that holds it, however that process dies. The lock file itself is
+ * never deleted: deleting it would let two processes lock two different
+ * inodes under the same name. Beside it, `<lockfile>.json` records the
+ * holder for `relay status`; it is left behind on release and then describes
+ * the last holder.
+ *
+ * Deno opens files with O_CLOEXEC, so child processes never inherit the lock.
+ */
+import { dirname } from "node:path";
+
+export interface LockInfo {
+  pid: number;
+  host: string;
+  started: string;
+  command: string;
+}
+
+export interface HeldLock extends AsyncDisposable {
+  path: string;
+  release(): Promise<void>;
+}
+
+/** Path of the holder record written beside the lock file. */
+export function lockInfoPath(path: string): string {
+  return `${path}.json`;
+}
+
+/**
+ * Takes the lock at `path` without waiting, creating the file and its parent
+ * folders if needed. Returns null when another holder has it (another process,
+ * or another tryLock in this one).
+ */
+export async function tryLock(path: string, command: string): Promise<HeldLock | null> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const file = await Deno.open(path, { read: true, write: true, create: true });
+  let locked = false;
+  try {
+    locked = await file.tryLock(true);
+  } finally {
+    if (!locked) file.close();
+  }
+  if (!locked) return null;
+
+  let released = false;
+  const release = async (): Promise<void> => {
+    if (released) return;
+    released = true;
+    try {
+      await file.unlock();
+    } finally {
+      file.close();
+    }
+  };
+  try {
+    await writeInfo(path, {
+      pid: Deno.pid,
+      host: hostname(),
+      started: new Date().toISOString(),
+      command,
+    });
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { path, release, [Symbol.asyncDispose]: release };
+}
+
+/**
+ * Whether someone holds the lock now, and the last holder record. Probes by
+ * taking and dropping the lock; never creates or deletes the lock file. A poll
+ * that starts during the probe's instant may find the lock busy and skip one
+ * tick.
+ */
+export async function lockState(
+  path: string,
+): Promise<{ held: boolean; info: LockInfo | null }> {
+  const info = await readInfo(path);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return { held: false, info };
+    throw err;
+  }
+  try {
+    const free = await file.tryLock(true);
+    if (free) await file.unlock();
+    return { held: !free, info };
+  } finally {
+    file.close();
+  }
+}
+
+function hostname(): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Writes the holder record atomically (temp file + rename), so status never reads half of it. */
+async function writeInfo(path: string, info: LockInfo): Promise<void> {
+  const target = lockInfoPath(path);
+  const temp = `${target}.${Deno.pid}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify(info, null, 2) + "\n");
+  await Deno.rename(temp, target);
+}
+
+async function readInfo(path: string): Promise<LockInfo | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(lockInfoPath(path));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof data !== "object" || data === null) return null;
+  const { pid, host, started, command } = data as Record<string, unknown>;
+  if (
+    typeof pid !== "number" || typeof host !== "string" || typeof started !== "string" ||
+    typeof command !== "string"
+  ) {
+    return null;
+  }
+  return { pid, host, started, command };
+}

@@ -1,0 +1,54 @@
+/**
+ * Where relay keeps its own state: under the repository's git common dir, so
+ * it is shared by every worktree, never committed, and out of agents' reach
+ * (their sandboxes treat `.git` as read-only).
+ */
+import { join } from "node:path";
+
+export interface StatePaths {
+  /** `<common>/relay` */
+  dir: string;
+  /** Kernel lock for the executor tick. Never deleted. */
+  pollLock: string;
+  /** Kernel lock for the reviewer tick. Never deleted. */
+  reviewLock: string;
+  /** The journal of the tick in progress (one task at a time). */
+  journal: string;
+  /** A HOLD that waits for a person. */
+  hold: string;
+  /** Per-run folders: logs, brief copy, report, evidence. */
+  runs: string;
+  /** Per-task records: attempts, results. */
+  tasks: string;
+  /** The plain-git forge's PR records. */
+  prs: string;
+}
+
+export function statePaths(commonDir: string): StatePaths {
+  const dir = join(commonDir, "relay");
+  return {
+    dir,
+    pollLock: join(dir, "poll.lock"),
+    reviewLock: join(dir, "review.lock"),
+    journal: join(dir, "journal.json"),
+    hold: join(dir, "hold.json"),
+    runs: join(dir, "runs"),
+    tasks: join(dir, "tasks"),
+    prs: join(dir, "prs"),
+  };
+}
+
+/** The protocol files, relative to a tree's root. */
+export const BRIEF_FILE = "NEXT-STEPS.md";
+export const REPORT_FILE = "COWORK-STATUS.md";
+export const RELAY_DIR = ".relay";
+export const INBOX_DIR = ".relay/inbox";
+export const CONFIG_FILE = ".relay/config.yaml";
+
+/** Paths that are paperwork: never on a task branch, committed to main on their own. */
+export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
+
+/** Refs relay writes. Anchors keep every agent turn's starting point reachable. */
+export function anchorRef(task: number, runId: string, when: "before" | "after"): string {
+  return `refs/relay/anchors/task-${task}/${runId}-${when}`;
+}

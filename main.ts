@@ -1,0 +1,110 @@
+/**
+ * relay's entry point: parse the global options, dispatch to a command
+ * (imported lazily, so the idle tick loads almost nothing), and map error
+ * classes to exit codes in one place.
+ */
+import { resolve } from "node:path";
+import { CommandError, Exit, HoldError, InputError, UsageError } from "./lib/errors.ts";
+import { HELP } from "./lib/cli/help.ts";
+import type { Context } from "./lib/cli/args.ts";
+
+type Command = (args: string[], ctx: Context) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: async () => (await import("./lib/cli/init.ts")).init,
+  inbox: async () => (await import("./lib/cli/inbox.ts")).inbox,
+  promote: async () => (await import("./lib/cli/promote.ts")).promote,
+  poll: async () => (await import("./lib/cli/poll.ts")).poll,
+  status: async () => (await import("./lib/cli/status.ts")).status,
+  resume: async () => (await import("./lib/cli/resume.ts")).resume,
+  demo: async () => (await import("./lib/cli/demo.ts")).demo,
+  version: async () => (await import("./lib/cli/version.ts")).version,
+};
+
+/** Splits `[-C path] [--profile file] <command> args…`. */
+function parseGlobal(
+  argv: string[],
+): { ctx: Context; command?: string; args: string[]; help: boolean } {
+  let cwd = Deno.cwd();
+  let profile: string | undefined;
+  let help = false;
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "-C" || arg === "--profile") {
+      const value = argv[++i];
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
+      if (arg === "-C") cwd = resolve(cwd, value);
+      else profile = resolve(Deno.cwd(), value);
+    } else if (arg.startsWith("--profile=")) {
+      profile = resolve(Deno.cwd(), arg.slice("--profile=".length));
+    } else if (arg === "-h" || arg === "--help") {
+      help = true;
+    } else if (arg === "--version") {
+      return { ctx: { cwd }, command: "version", args: [], help: false };
+    } else if (arg.startsWith("-")) {
+      throw new UsageError(`unknown option "${arg}"`);
+    } else {
+      break;
+    }
+  }
+  const ctx: Context = profile === undefined ? { cwd } : { cwd, profile };
+  const command = argv[i];
+  return command === undefined
+    ? { ctx, args: [], help }
+    : { ctx, command, args: argv.slice(i + 1), help };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { ctx, command, args, help } = parseGlobal(argv);
+  if (command === undefined || command === "help") {
+    const topic = command === "help" ? args[0] : undefined;
+    console.log(HELP[topic ?? "relay"] ?? HELP.relay);
+    return help || command === "help" ? Exit.ok : Exit.badInput;
+  }
+  const load = COMMANDS[command];
+  if (!load) throw new UsageError(`unknown command "${command}"`);
+  if (help || args.includes("--help") || args.includes("-h")) {
+    console.log(HELP[command]);
+    return Exit.ok;
+  }
+  return await (await load())(args, ctx);
+}
+
+function report(err: unknown): number {
+  if (err instanceof UsageError) {
+    console.error(`relay: error: ${err.message}`);
+    console.error(`Run "relay ${err.command ? `${err.command} ` : ""}--help" for usage.`);
+    return Exit.badInput;
+  }
+  if (err instanceof InputError) {
+    console.error(`relay: error: ${err.message}`);
+    return Exit.badInput;
+  }
+  if (err instanceof HoldError) {
+    console.error(`relay: HOLD: ${err.message}\n  next: ${err.next}`);
+    return Exit.hold;
+  }
+  if (err instanceof CommandError) {
+    console.error(`relay: error: ${err.message}`);
+    return Exit.failure;
+  }
+  if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
+    console.error(`relay: error: ${(err as Error).message}`);
+    return Exit.failure;
+  }
+  const e = err as Error;
+  console.error(`relay: internal error: ${e?.message ?? String(err)}`);
+  if (Deno.env.get("RELAY_DEBUG")) console.error(e?.stack);
+  return Exit.failure;
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main(Deno.args);
+  } catch (err) {
+    code = report(err);
+  }
+  Deno.exit(code);
+}

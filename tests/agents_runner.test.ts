@@ -1,0 +1,344 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  type AgentRunOptions,
+  formatDuration,
+  formatElapsed,
+  isAlive,
+  printable,
+  procState,
+  psAlive,
+  runAgent,
+  statusLine,
+} from "../lib/agents/runner.ts";
+
+const FIXTURES = new URL("./fixtures/runner/", import.meta.url).pathname;
+const fixture = (name: string) => join(FIXTURES, name);
+
+interface Temp extends AsyncDisposable {
+  dir: string;
+  log: string;
+}
+
+async function temp(): Promise<Temp> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "relay-runner-" }));
+  return {
+    dir,
+    log: join(dir, "logs", "turn.log"),
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+function options(t: Temp, argv: string[], extra: Partial<AgentRunOptions> = {}): AgentRunOptions {
+  return {
+    argv,
+    cwd: t.dir,
+    env: {},
+    timeoutMs: 10_000,
+    logPath: t.log,
+    progress: "quiet",
+    label: "test turn",
+    ...extra,
+  };
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`. */
+async function groupMembers(pgid: number): Promise<string[]> {
+  const out = await new Deno.Command("ps", { args: ["-e", "-o", "pid=,pgid=,stat=,args="] })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => {
+    const [, group, stat] = line.trim().split(/\s+/);
+    return Number(group) === pgid && stat !== undefined && !stat.startsWith("Z");
+  });
+}
+
+function killQuietly(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+Deno.test("runAgent() passes the exit code through and logs both streams", async () => {
+  await using t = await temp();
+  const result = await runAgent(options(t, ["sh", fixture("echo.sh"), "7"]));
+  assert.equal(result.exitCode, 7);
+  assert.equal(result.signal, null);
+  assert.equal(result.timedOut, false);
+  assert.equal(result.startError, undefined);
+  const log = await Deno.readTextFile(t.log);
+  assert.match(log, /^stdout line$/m);
+  assert.match(log, /^stderr line$/m);
+  assert.match(log, /--- relay: test turn: started .*pid \d+/);
+  assert.match(log, /--- relay: test turn: finished: exit 7 after 0m0\ds ---/);
+  assert.match(result.logTail, /stdout line/);
+  assert.match(result.logTail, /stderr line/);
+  assert.doesNotMatch(result.logTail, /--- relay:/);
+});
+
+Deno.test("runAgent() runs in cwd with env merged over the inherited environment", async () => {
+  await using t = await temp();
+  const result = await runAgent(
+    options(t, ["sh", fixture("echo.sh")], { env: { RELAY_TEST_VAR: "from relay" } }),
+  );
+  assert.equal(result.exitCode, 0);
+  assert.match(result.logTail, new RegExp(`^cwd=${t.dir}$`, "m"));
+  assert.match(result.logTail, /^var=from relay$/m);
+  assert.match(result.logTail, /^home=set$/m, "the inherited HOME must still be there");
+});
+
+Deno.test("runAgent() reports the started pid to onStart()", async () => {
+  await using t = await temp();
+  const pids: number[] = [];
+  const result = await runAgent(
+    options(t, ["sh", fixture("echo.sh")], { onStart: (pid) => void pids.push(pid) }),
+  );
+  assert.equal(pids.length, 1);
+  assert.match(result.logTail, new RegExp(`^pid=${pids[0]}$`, "m"));
+});
+
+Deno.test("runAgent() appends to an existing log and keeps only the last 40 lines in the tail", async () => {
+  await using t = await temp();
+  await Deno.mkdir(join(t.dir, "logs"));
+  await Deno.writeTextFile(t.log, "earlier turn\n");
+  const result = await runAgent(options(t, ["seq", "1", "50000"]));
+  assert.equal(result.exitCode, 0);
+  const tail = result.logTail.split("\n");
+  assert.equal(tail.length, 40);
+  assert.equal(tail[0], "49961");
+  assert.equal(tail.at(-1), "50000");
+  const log = await Deno.readTextFile(t.log);
+  assert.ok(log.startsWith("earlier turn\n"));
+  const numbers = log.split("\n").filter((l) => /^\d+$/.test(l));
+  assert.equal(numbers.length, 50000);
+  assert.equal(numbers[49999], "50000");
+});
+
+Deno.test("runAgent() on timeout kills the whole group, SIGKILL after the grace period", async () => {
+  await using t = await temp();
+  let pid = 0;
+  try {
+    const result = await runAgent(options(t, ["sh", fixture("grandchild.sh")], {
+      timeoutMs: 300,
+      graceMs: 200,
+      onStart: (p) => void (pid = p),
+    }));
+    assert.equal(result.timedOut, true);
+    assert.equal(result.exitCode, null);
+    assert.equal(result.signal, "SIGKILL");
+    assert.ok(result.durationMs >= 450, `stopped too early: ${result.durationMs}ms`);
+    const grandchild = Number(/^grandchild (\d+)$/m.exec(result.logTail)?.[1]);
+    assert.ok(grandchild > 0, `no grandchild pid in: ${result.logTail}`);
+    assert.equal(await isAlive(grandchild), false);
+    assert.deepEqual(await groupMembers(pid), []);
+    assert.match(
+      await Deno.readTextFile(t.log),
+      /finished: timed out after 0m0\ds \(limit 0m00s, killed by SIGKILL\)/,
+    );
+  } finally {
+    if (pid) killQuietly(pid);
+  }
+});
+
+Deno.test("runAgent() on timeout stops a program that obeys SIGTERM without waiting out the grace period", async () => {
+  await using t = await temp();
+  const result = await runAgent(
+    options(t, ["sleep", "300"], { timeoutMs: 300, graceMs: 5_000 }),
+  );
+  assert.equal(result.timedOut, true);
+  assert.equal(result.signal, "SIGTERM");
+  assert.ok(result.durationMs < 2_000, `took ${result.durationMs}ms`);
+});
+
+Deno.test("runAgent() kills what the program left running in its group when it exits", async () => {
+  await using t = await temp();
+  let pid = 0;
+  try {
+    const result = await runAgent(
+      options(t, ["sh", fixture("leftover.sh")], { onStart: (p) => void (pid = p) }),
+    );
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.timedOut, false);
+    const leftover = Number(/^leftover (\d+)$/m.exec(result.logTail)?.[1]);
+    assert.ok(leftover > 0);
+    assert.equal(await isAlive(leftover), false);
+    assert.deepEqual(await groupMembers(pid), []);
+  } finally {
+    if (pid) killQuietly(pid);
+  }
+});
+
+Deno.test("runAgent() returns startError instead of throwing for a program that is not found", async () => {
+  await using t = await temp();
+  let started = false;
+  const result = await runAgent(
+    options(t, ["relay-no-such-agent-xyz", "-p", "hi"], { onStart: () => void (started = true) }),
+  );
+  assert.equal(result.exitCode, null);
+  assert.equal(result.signal, null);
+  assert.equal(result.timedOut, false);
+  assert.equal(result.startError, `cannot start "relay-no-such-agent-xyz": not found on PATH`);
+  assert.equal(started, false);
+  assert.match(await Deno.readTextFile(t.log), /not found on PATH/);
+});
+
+Deno.test("runAgent() returns startError for a working directory that does not exist", async () => {
+  await using t = await temp();
+  const missing = join(t.dir, "gone");
+  const result = await runAgent(options(t, ["sh", fixture("echo.sh")], { cwd: missing }));
+  assert.equal(result.exitCode, null);
+  assert.equal(
+    result.startError,
+    `cannot start "sh": working directory "${missing}" does not exist`,
+  );
+});
+
+Deno.test("runAgent() kills the program and rethrows when onStart() fails", async () => {
+  await using t = await temp();
+  let pid = 0;
+  try {
+    await assert.rejects(
+      runAgent(options(t, ["sh", fixture("grandchild.sh")], {
+        onStart: (p) => {
+          pid = p;
+          throw new Error("journal is read-only");
+        },
+      })),
+      /journal is read-only/,
+    );
+    assert.ok(pid > 0);
+    assert.equal(await isAlive(pid), false);
+    assert.deepEqual(await groupMembers(pid), []);
+  } finally {
+    if (pid) killQuietly(pid);
+  }
+});
+
+Deno.test("runAgent() with plain progress prints a started and a finished line", async () => {
+  await using t = await temp();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      fixture("progress.ts"),
+      "plain",
+      t.log,
+      "sh",
+      fixture("echo.sh"),
+      "3",
+    ],
+    cwd: t.dir,
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  assert.match(stderr, /^relay: executor task 3 started \(pid \d+\)$/m);
+  assert.match(stderr, /^relay: executor task 3 finished: exit 3 after 0m0\ds$/m);
+  assert.doesNotMatch(stderr, /stdout line/, "the program's output goes to the log only");
+});
+
+Deno.test("runAgent() with tty progress redraws a status line with the last output and clears it", async () => {
+  await using t = await temp();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", fixture("progress.ts"), "tty", t.log, "sh", fixture("slow.sh")],
+    cwd: t.dir,
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  assert.ok(
+    stderr.includes("\r\x1b[2Krelay: executor task 3 0:01 | working on step one"),
+    JSON.stringify(stderr),
+  );
+  assert.ok(
+    stderr.endsWith("\r\x1b[2K"),
+    `the status line is not cleared: ${JSON.stringify(stderr)}`,
+  );
+  assert.ok(!stderr.includes("\n"), "tty progress writes no newlines");
+});
+
+Deno.test("runAgent() with quiet progress prints nothing", async () => {
+  await using t = await temp();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", fixture("progress.ts"), "quiet", t.log, "sh", fixture("echo.sh")],
+    cwd: t.dir,
+  }).output();
+  assert.equal(out.code, 0);
+  assert.equal(new TextDecoder().decode(out.stderr), "");
+  assert.equal(JSON.parse(new TextDecoder().decode(out.stdout)).exitCode, 0);
+});
+
+Deno.test("isAlive() is true for a running process and false once it has exited", async () => {
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  try {
+    assert.equal(await isAlive(child.pid), true);
+    assert.equal(await psAlive(child.pid), true);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+  assert.equal(await isAlive(child.pid), false);
+  assert.equal(await psAlive(child.pid), false);
+  assert.equal(await isAlive(Deno.pid), true);
+  assert.equal(await isAlive(0), false);
+  assert.equal(await isAlive(-1), false);
+});
+
+Deno.test("isAlive() is false for a zombie", async () => {
+  const child = new Deno.Command("sh", {
+    args: [fixture("zombie.sh")],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    const zombie = Number(text.trim());
+    assert.ok(zombie > 0);
+    // Wait until the child has exited and is left unreaped.
+    let state: string | undefined;
+    for (let i = 0; i < 50 && state !== "Z"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const out = await new Deno.Command("cat", { args: [`/proc/${zombie}/stat`] }).output();
+      state = procState(new TextDecoder().decode(out.stdout));
+    }
+    assert.equal(state, "Z", "the fixture did not produce a zombie");
+    assert.equal(await isAlive(zombie), false);
+    assert.equal(await psAlive(zombie), false);
+  } finally {
+    child.kill("SIGKILL");
+    await reader.cancel();
+    await child.status;
+  }
+});
+
+Deno.test("procState() reads the state letter even when the name holds spaces and parentheses", () => {
+  assert.equal(procState("42 (my (odd) name) Z 1 42 42 0 -1"), "Z");
+  assert.equal(procState("7 (sleep) S 1 7 7"), "S");
+  assert.equal(procState("garbage"), undefined);
+});
+
+Deno.test("formatDuration() and formatElapsed() show minutes and zero-padded seconds", () => {
+  assert.equal(formatDuration(62_000), "1m02s");
+  assert.equal(formatDuration(400), "0m00s");
+  assert.equal(formatDuration(3_600_000), "60m00s");
+  assert.equal(formatElapsed(62_900), "1:02");
+  assert.equal(formatElapsed(5_000), "0:05");
+});
+
+Deno.test("statusLine() fits the terminal width and strips terminal escapes from the output line", () => {
+  assert.equal(statusLine("executor task 3", 65_000, "", 80), "relay: executor task 3 1:05");
+  assert.equal(
+    statusLine("reviewer", 1_000, "\x1b[32mok\x1b[0m tests pass", 80),
+    "relay: reviewer 0:01 | ok tests pass",
+  );
+  const long = statusLine("reviewer", 1_000, "x".repeat(500), 40);
+  assert.equal(long.length, 39);
+  assert.ok(long.endsWith("…"));
+  assert.equal(printable("10%\r50%\r100%\r"), "100%");
+  assert.equal(printable("a\tb\x07"), "a b");
+});

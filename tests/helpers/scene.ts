@@ -1,0 +1,231 @@
+/**
+ * Scenes for end-to-end tests: a temporary folder with a bare `file://`
+ * origin, a clone set up as relay's primary tree, an operator profile, and a
+ * pinned git identity — no network, nothing from the developer's own config.
+ * `relay()` runs the real CLI through `deno run` with the permission set the
+ * compiled binary gets.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+export const AGENTS = join(ROOT, "tests", "fixtures", "agents");
+
+function denoDir(): string {
+  const set = Deno.env.get("DENO_DIR");
+  if (set) return set;
+  const home = Deno.env.get("HOME") ?? "/root";
+  if (Deno.build.os === "darwin") return join(home, "Library", "Caches", "deno");
+  return join(Deno.env.get("XDG_CACHE_HOME") ?? join(home, ".cache"), "deno");
+}
+
+function passThrough(names: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+export interface RelayResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface SceneOptions {
+  /** Fake agent script under tests/fixtures/agents/ (or a full argv). */
+  agent?: string | string[];
+  /** Extra lines for .relay/config.yaml. */
+  config?: string;
+  /** Skip committing relay's files (a bare product repo). */
+  bare?: boolean;
+}
+
+export class Scene implements AsyncDisposable {
+  readonly env: Record<string, string>;
+  constructor(readonly dir: string) {
+    this.env = {
+      HOME: join(dir, "home"),
+      XDG_CONFIG_HOME: join(dir, "xdg"),
+      GIT_CONFIG_GLOBAL: join(dir, "gitconfig"),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "Test Author",
+      GIT_AUTHOR_EMAIL: "author@test.invalid",
+      GIT_COMMITTER_NAME: "Test Author",
+      GIT_COMMITTER_EMAIL: "author@test.invalid",
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      // The relay subprocess shares this process's module cache (and its TLS trust, for a cold cache).
+      DENO_DIR: denoDir(),
+      ...passThrough(["SSL_CERT_FILE", "SSL_CERT_DIR", "DENO_TLS_CA_STORE", "NPM_CONFIG_REGISTRY"]),
+      LC_ALL: "C",
+      NO_COLOR: "1",
+    };
+  }
+
+  get origin(): string {
+    return join(this.dir, "origin.git");
+  }
+  get work(): string {
+    return join(this.dir, "work");
+  }
+  get worktrees(): string {
+    return join(this.dir, "worktrees");
+  }
+  get profile(): string {
+    return join(this.dir, "xdg", "relay", "profile.yaml");
+  }
+
+  /** Runs git with the scene's environment; throws on failure unless allowFail. */
+  async git(cwd: string, args: string[], allowFail = false): Promise<RelayResult> {
+    const out = await new Deno.Command("git", {
+      args,
+      cwd,
+      env: this.env,
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const res = {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+    };
+    if (res.code !== 0 && !allowFail) {
+      throw new Error(`git ${args.join(" ")} failed in ${cwd}: ${res.stderr}`);
+    }
+    return res;
+  }
+
+  /** `git` in the primary tree, stdout trimmed. */
+  async out(args: string[], cwd = this.work): Promise<string> {
+    return (await this.git(cwd, args)).stdout.trim();
+  }
+
+  /** Runs the relay CLI in the primary tree. */
+  async relay(
+    args: string[],
+    opts: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
+  ): Promise<RelayResult> {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        `--config=${join(ROOT, "deno.json")}`,
+        "-P=relay",
+        join(ROOT, "main.ts"),
+        ...args,
+      ],
+      cwd: opts.cwd ?? this.work,
+      env: { ...this.env, ...opts.env },
+      clearEnv: true,
+      stdin: opts.stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    if (opts.stdin !== undefined) {
+      const w = child.stdin.getWriter();
+      await w.write(new TextEncoder().encode(opts.stdin));
+      await w.close();
+    }
+    const out = await child.output();
+    return {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+    };
+  }
+
+  async write(path: string, text: string): Promise<void> {
+    const full = join(this.work, path);
+    await Deno.mkdir(dirname(full), { recursive: true });
+    await Deno.writeTextFile(full, text);
+  }
+
+  async read(path: string): Promise<string> {
+    return await Deno.readTextFile(join(this.work, path));
+  }
+
+  /** Writes the operator profile with a `command` executor running a fake agent. */
+  async setAgent(agent: string | string[], extra = ""): Promise<void> {
+    const argv = typeof agent === "string" ? ["bash", join(AGENTS, agent), "{prompt}"] : agent;
+    await Deno.mkdir(dirname(this.profile), { recursive: true });
+    await Deno.writeTextFile(
+      this.profile,
+      `roles:\n  executor:\n    vendor: command\n    argv: ${
+        JSON.stringify(argv)
+      }\n    timeout: 60s\n` +
+        `  reviewer:\n    vendor: command\n    argv: ${JSON.stringify(argv)}\n` +
+        `worktree_root: ${this.worktrees}\n${extra}`,
+    );
+  }
+
+  /** Every ref and the status of the primary tree: to prove a command changed nothing. */
+  async snapshot(): Promise<string> {
+    const refs = await this.out(["for-each-ref", "--format=%(refname) %(objectname)"]);
+    const status = await this.out(["status", "--porcelain=v1", "--untracked-files=all"]);
+    const files: string[] = [];
+    for (const f of ["NEXT-STEPS.md", "COWORK-STATUS.md"]) {
+      files.push(await this.read(f).catch(() => "(absent)"));
+    }
+    return [refs, status, ...files].join("\n---\n");
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** A brief in the protocol format. */
+export function brief(opts: {
+  task?: number;
+  title?: string;
+  status?: string;
+  bar?: string[];
+  kind?: string;
+  extraHeader?: string;
+}): string {
+  const bar = opts.bar ?? ["git ls-files src"];
+  return [
+    `Status: ${opts.status ?? "QUEUED"}`,
+    ...(opts.task !== undefined ? [`Task: ${opts.task}`] : []),
+    `Title: ${opts.title ?? "Add a feature"}`,
+    ...(opts.kind ? [`Kind: ${opts.kind}`] : []),
+    ...(opts.extraHeader ? [opts.extraHeader] : []),
+    "",
+    "## Goal",
+    "Add the feature file.",
+    "",
+    "## Done when",
+    "- src/feature-N.txt exists.",
+    "",
+    "## Verification bar",
+    "```",
+    ...bar,
+    "```",
+    "",
+  ].join("\n");
+}
+
+/** Creates a scene: origin, clone with a product file and relay's files pushed, and a profile. */
+export async function makeScene(opts: SceneOptions = {}): Promise<Scene> {
+  const scene = new Scene(await Deno.makeTempDir({ prefix: "relay-test-" }));
+  await Deno.mkdir(scene.env.HOME!, { recursive: true });
+  await Deno.writeTextFile(
+    scene.env.GIT_CONFIG_GLOBAL!,
+    "[user]\n\tname = Test Author\n\temail = author@test.invalid\n[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
+  );
+  await scene.git(scene.dir, ["init", "--quiet", "--bare", "--initial-branch=main", scene.origin]);
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, scene.work]);
+  await scene.write("README.md", "# product\n");
+  await scene.write("src/app.txt", "app v1\n");
+  if (!opts.bare) {
+    await scene.write(".relay/config.yaml", `version: 1\n${opts.config ?? ""}`);
+    await scene.write(".relay/inbox/.gitkeep", "");
+  }
+  await scene.git(scene.work, ["add", "--all"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "initial"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await scene.setAgent(opts.agent ?? "good.sh");
+  return scene;
+}

@@ -25,6 +25,8 @@ export interface AgentRunOptions {
   onStart?: (pid: number) => void | Promise<void>;
   /** On timeout: SIGTERM to the process group, wait this long, then SIGKILL. Default 10s. */
   graceMs?: number;
+  /** stdout alone is also written here (the reviewer's verdict is read from it). */
+  stdoutPath?: string;
 }
 
 export interface AgentRunResult {
@@ -60,6 +62,7 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
   const tail = new LineTail(TAIL_LINES);
   const progress = makeProgress(opts.progress, opts.label, () => tail.last);
   const startedAt = Date.now();
+  let stdoutLog: LogFile | undefined;
   try {
     const startError = await checkCwd(program, opts.cwd);
     let child: Deno.ChildProcess | undefined;
@@ -100,7 +103,10 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
         `in ${opts.cwd}: ${describeArgv(opts.argv)} ---\n`,
     );
     const readers = [child.stdout.getReader(), child.stderr.getReader()];
-    const pumps = Promise.all(readers.map((reader, i) => pump(reader, i, log, tail)));
+    stdoutLog = opts.stdoutPath === undefined ? undefined : await LogFile.open(opts.stdoutPath);
+    const pumps = Promise.all(
+      readers.map((reader, i) => pump(reader, i, log, tail, i === 0 ? stdoutLog : undefined)),
+    );
     progress.started(pid);
 
     let timedOut = false;
@@ -149,6 +155,7 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
   } finally {
     progress.stop();
     log.close();
+    stdoutLog?.close();
   }
 }
 
@@ -279,6 +286,7 @@ async function pump(
   stream: number,
   log: LogFile,
   tail: LineTail,
+  copy?: LogFile,
 ): Promise<void> {
   const decoder = new TextDecoder();
   try {
@@ -286,6 +294,7 @@ async function pump(
       const { value, done } = await reader.read();
       if (done) break;
       await log.bytes(value);
+      if (copy) await copy.bytes(value);
       tail.push(stream, decoder.decode(value, { stream: true }));
     }
   } catch {

@@ -60,6 +60,7 @@ async function runDemo(sandbox: string): Promise<number> {
   const { addToInbox } = await import("../loop/inbox.ts");
   const { promoteNext } = await import("../loop/promote.ts");
   const { runPollTick } = await import("../loop/poll.ts");
+  const { runReviewTick } = await import("../loop/review.ts");
   const { renderDefaultRepoConfig } = await import("../config/repo.ts");
 
   heading(`sandbox ${sandbox}`);
@@ -102,17 +103,13 @@ async function runDemo(sandbox: string): Promise<number> {
     console.log(`queued task ${e.task}: ${e.title} (${e.file})`);
   }
 
+  const log = { step: (m: string) => console.log(`  relay: ${m}`) };
+  heading("relay promote");
+  const p = await promoteNext(work);
+  console.log(p.result === "promoted" ? `promoted task ${p.task}: ${p.title}` : p.message);
   for (const task of [1, 2]) {
-    heading("relay promote");
-    const p = await promoteNext(work);
-    console.log(p.result === "promoted" ? `promoted task ${p.task}: ${p.title}` : p.message);
-    heading("relay poll");
-    const result = await runPollTick({
-      repo,
-      profileFlag: profile,
-      progress: "plain",
-      log: { step: (m) => console.log(`  relay: ${m}`) },
-    });
+    heading(`relay poll (the executor tick, task ${task})`);
+    const result = await runPollTick({ repo, profileFlag: profile, progress: "plain", log });
     console.log(result.message);
     if (result.kind !== "shipped") return 1;
 
@@ -120,6 +117,11 @@ async function runDemo(sandbox: string): Promise<number> {
     console.log(await git.out(["diff", "--name-status", `origin/main...origin/task-${task}`]));
     heading("the paperwork commit on main");
     console.log(await git.out(["show", "--stat", "--format=%h %s", "origin/main"]));
+
+    heading(`relay review (the reviewer tick, task ${task})`);
+    const reviewed = await runReviewTick({ repo, profileFlag: profile, progress: "plain", log });
+    console.log(reviewed.message);
+    if (reviewed.kind !== "merged") return 1;
   }
 
   heading("git log --graph --all");
@@ -141,22 +143,34 @@ async function runDemo(sandbox: string): Promise<number> {
 
   heading("checks");
   let ok = true;
+  const check = (good: boolean, text: string) => {
+    ok &&= good;
+    console.log(`${good ? "ok " : "BAD"} ${text}`);
+  };
   for (const task of [1, 2]) {
-    const files = (await git.out(["diff", "--name-only", `origin/main...origin/task-${task}`]))
-      .split("\n");
-    const clean = files.every((f) => f.startsWith("demo/"));
-    ok &&= clean;
-    console.log(
-      `${clean ? "ok " : "BAD"} task-${task} carries product files only: ${files.join(", ")}`,
+    const files =
+      (await git.out(["diff", "--name-only", `origin/task-${task}~1`, `origin/task-${task}`]))
+        .split("\n");
+    check(
+      files.every((f) => f.startsWith("demo/")),
+      `task-${task} carries product files only: ${files.join(", ")}`,
     );
   }
-  const log = (await git.out(["log", "--format=%s", "origin/main"])).split("\n");
-  const paperwork = log.filter((s) => /^Task #\d+: status — /.test(s));
-  ok &&= paperwork.length === 2;
-  console.log(
-    `${paperwork.length === 2 ? "ok " : "BAD"} main has ${paperwork.length} paperwork commits: ${
-      paperwork.join(" | ")
-    }`,
+  const subjects = (await git.out(["log", "--first-parent", "--format=%s", "origin/main"])).split(
+    "\n",
+  );
+  const paperwork = subjects.filter((s) => /^Task #\d+: status — /.test(s));
+  const merges = subjects.filter((s) => /^Merge task-\d+/.test(s));
+  check(
+    paperwork.length === 2,
+    `main has ${paperwork.length} paperwork commits: ${paperwork.join(" | ")}`,
+  );
+  check(merges.length === 2, `main has ${merges.length} reviewed merges: ${merges.join(" | ")}`);
+  check(
+    subjects.every((s) =>
+      paperwork.includes(s) || merges.includes(s) || s.startsWith("Initial commit")
+    ),
+    "main's history is only paperwork commits and merges of task branches",
   );
   return ok ? 0 : 1;
 }

@@ -17,6 +17,9 @@ Commands:
   inbox      queue briefs: inbox add <file>|-, inbox list, inbox drop <task>
   promote    move the next queued brief into NEXT-STEPS.md (only when none is open)
   poll       the executor tick (cron runs it every minute)
+  review     the reviewer tick (cron runs it every minute): review, gate, merge or send back
+  gate       check whether the PR in flight may merge (exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT)
+  merge      gate, then merge the PR in flight through the forge, then promote the next brief
   status     what the loop is doing, and why it waits
   resume     clear a HOLD after a person has dealt with it
   demo       run the whole loop in a temporary sandbox with the demo agent
@@ -53,6 +56,23 @@ The executor tick. Does nothing (and starts no process) unless NEXT-STEPS.md
 says Status: OPEN. Otherwise takes the brief through one attempt: worktree,
 agent, product-only commit, relay's own run of the verification bar, push, PR,
 and a paperwork-only commit on main. A second tick while one runs exits 0, busy.`,
+  review: `Usage: relay review [--json] [--quiet]
+
+The reviewer tick. Reads the executor's report from origin/main, has the
+reviewer agent verify the PR head in a disposable worktree, records the verdict
+against that head, then runs the gate: MERGE merges (merge: auto) and promotes
+the next queued brief; a FAIL or a refusal writes a fix brief to NEXT-STEPS.md
+(uncommitted); the human path waits for a person. Exit 3 when a person is needed.`,
+  gate: `Usage: relay gate [<task>] [--json]
+
+Prints each check (scope, verdict, evidence, in-flight, mergeable) with PASS,
+REFUSE, HUMAN or WAIT and the reason, then one decision. Never merges.
+Exit codes: 0 MERGE, 10 REFUSE (send back), 11 HUMAN (route to a person), 12 WAIT (not ready).`,
+  merge: `Usage: relay merge [<task>] [--json]
+
+Runs the gate and, when it says MERGE, merges the PR through the forge with a
+compare-and-swap on the reviewed head, then promotes the next queued brief.
+Exit codes as for gate when it does not merge.`,
   status: `Usage: relay status [--json]
 
 Shows the brief, the queue, the tick in progress (lock holder, journal step),

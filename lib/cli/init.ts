@@ -26,7 +26,8 @@ export function relayCommand(): string {
   if (!/^deno(\.exe)?$/.test(name)) return exe;
   const main = new URL("../../main.ts", import.meta.url).pathname;
   const config = new URL("../../deno.json", import.meta.url).pathname;
-  return `${exe} run --config ${config} -P=relay ${main}`;
+  // --quiet: without it deno warns about config-file permissions on every tick, into cron.log.
+  return `${exe} run --quiet --config ${config} -P=relay ${main}`;
 }
 
 async function excludeFromGit(commonDir: string, names: string[]): Promise<string[]> {
@@ -92,6 +93,8 @@ export async function init(args: string[], ctx: Context): Promise<number> {
 
   const relay = relayCommand();
   const log = join(repo.commonDir, "relay", "cron.log");
+  // The crontab line appends to this log: sh cannot open it in a folder that does not exist yet.
+  await Deno.mkdir(dirname(log), { recursive: true });
   console.log(`
 Next:
   1. Edit CLAUDE.md / AGENTS.md: start with what this project is NOT.
@@ -105,7 +108,7 @@ Next:
      (crontab -e) with these lines — relay needs its agents on PATH:
 
 PATH=${Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin"}
-* * * * * ${relay} -C ${repo.root} poll --quiet >> ${log} 2>&1
+* * * * * ${relay} -C ${repo.root} --profile ${profile} poll --quiet >> ${log} 2>&1
 
   Run the loop in a clone dedicated to it: relay keeps that clone's primary tree on main.`);
   return 0;

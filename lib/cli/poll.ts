@@ -34,6 +34,12 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   const brief = readOrNull(join(repo.root, BRIEF_FILE));
   const unfinished = exists(statePaths(repo.commonDir).journal);
   if (!unfinished && (brief === null || readStatus(brief) !== "OPEN")) {
+    if (brief !== null && readStatus(brief) === null && /^\uFEFF?\s*status\s*:/i.test(brief)) {
+      // Line 1 is a Status line with a value relay does not know (a typo for OPEN?): say so
+      // (exit 2, file and line) rather than stay idle forever without a word.
+      const { parseBrief } = await import("../protocol/brief.ts");
+      parseBrief(brief, BRIEF_FILE);
+    }
     const why = brief === null ? `no ${BRIEF_FILE}` : `${BRIEF_FILE} is not OPEN`;
     if (values.json) printJson({ result: "idle", message: `idle: ${why}` });
     else if (!values.quiet && Deno.stdout.isTerminal()) console.log(`idle: ${why}`);

@@ -103,7 +103,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   };
   if (values.json) {
     printJson(data);
-    return hold ? 3 : 0;
+    return hold ? 3 : problems.length ? 2 : 0;
   }
   console.log(`repo     ${repo.root} (on ${branch ?? "a detached HEAD"})`);
   console.log(

@@ -3,6 +3,7 @@
  * disk, ssh). A "PR" is the pushed task branch plus a record under
  * `.git/relay/prs/`, so opening one twice finds the first.
  */
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
@@ -38,6 +39,21 @@ export class PlainExecutorForge implements ExecutorForge {
         `Inspect "${this.remote}/${branch}" against the local branch; relay never force-pushes. Details:\n${res.stderr.trim()}`,
       );
     }
+  }
+
+  async listOpen(): Promise<PrRef[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.prsDir);
+    } catch {
+      return [];
+    }
+    const open: PrRef[] = [];
+    for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
+      const r = await readJson<PlainPrRecord>(join(this.prsDir, name));
+      if (r?.state === "open") open.push({ id: r.id, branch: r.branch, head: r.head });
+    }
+    return open;
   }
 
   async openPr(req: OpenPrRequest): Promise<PrRef> {

@@ -31,4 +31,38 @@ export interface ExecutorForge {
   pushBranch(branch: string, head: string): Promise<void>;
   /** Opens a PR for the branch, or returns the one already open (idempotent). */
   openPr(req: OpenPrRequest): Promise<PrRef>;
+  /** Open PRs (reading is not merging): the executor does not start while another is in flight. */
+  listOpen(): Promise<PrRef[]>;
+}
+
+/** A PR's state as the planner sees it on the forge. */
+export interface PrStatus {
+  id: string;
+  branch: string;
+  /** The head sha the forge has for the PR now. */
+  head: string;
+  state: "open" | "merged" | "closed";
+  url?: string;
+}
+
+/** What the planner (reviewer) may do on a forge. Executor code never imports this. */
+export interface PlannerForge {
+  readonly name: string;
+  /** The PR for a branch, or null when there is none. */
+  find(branch: string): Promise<PrStatus | null>;
+  /** Every open PR relay knows of: the gate allows one in flight. */
+  listOpen(): Promise<PrStatus[]>;
+  /**
+   * Merges the PR server side only if its head is still `head` (compare-and-swap).
+   * Returns the merge commit sha, or "moved" when the head or the base moved under it.
+   */
+  merge(
+    pr: PrStatus,
+    head: string,
+    message: string,
+  ): Promise<{ merged: true; sha: string } | { merged: false; why: string }>;
+  /** Records a verdict where people look (a PR review on GitHub; the PR record on plain git). */
+  recordVerdict(pr: PrStatus, head: string, text: string): Promise<void>;
+  /** Marks a PR merged out of band as merged (plain git needs the record updated). */
+  noteMerged(pr: PrStatus): Promise<void>;
 }

@@ -9,7 +9,11 @@ import type { Git } from "../git/git.ts";
 import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
 import type { Log } from "./log.ts";
 
-/** Brings local main up to the remote's main when it is behind; never rewrites anything. */
+/**
+ * Brings local main up to the remote's main when it is behind; never rewrites
+ * anything. HOLDs when local main carries commits that are not on the remote
+ * and are not paperwork: pushing the paperwork would publish them unreviewed.
+ */
 export async function syncMain(primary: Git, remote: string, main: string): Promise<void> {
   await primary.fetch(remote);
   const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
@@ -23,6 +27,12 @@ export async function syncMain(primary: Git, remote: string, main: string): Prom
         `Commit or move aside the local changes git names below, then rerun.\n${res.stderr.trim()}`,
       );
     }
+  } else if (!(await paperworkOnly(primary, `${origin}..${local}`))) {
+    // Whatever is on local main is pushed with the paperwork: product code must not ride along.
+    throw new HoldError(
+      `Cannot commit the paperwork on "${main}": local ${main} has commits that are not on ${remote}/${main} and are not paperwork`,
+      `relay pushes only its own paperwork commits to ${main}. Look at "git log ${remote}/${main}..${main}" in ${primary.cwd}; move those commits to a branch (or push them yourself), then rerun.`,
+    );
   }
 }
 

@@ -11,6 +11,7 @@ import { HoldError, InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
 import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
+import { formatDuration } from "../config/duration.ts";
 import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
 import { parseBrief, writeBrief } from "../protocol/brief.ts";
 import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
@@ -40,7 +41,7 @@ import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../st
 import { type Hold, readHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
-import { PlainExecutorForge } from "../forge/plain_executor.ts";
+import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
 import type { ExecutorForge } from "../forge/types.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
@@ -179,6 +180,19 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     tick.log.step(
       `task ${brief.task} already failed ${failed} time(s); writing the BLOCKED report`,
     );
+  }
+
+  // One PR in flight at a time: only its own fix brief may work while it waits for review.
+  const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
+    pr.branch !== brief.branch
+  );
+  if (inFlight.length) {
+    return {
+      kind: "busy",
+      message: `waiting: ${
+        inFlight.map((p) => p.id).join(", ")
+      } is in flight; task ${brief.task} starts once the reviewer merges it or sends it back`,
+    };
   }
 
   await primary.fetch(config.remote);
@@ -418,7 +432,7 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
 }
 
 function executorForge(tick: Tick): ExecutorForge {
-  return new PlainExecutorForge(tick.primary, tick.config.remote, tick.state.prs);
+  return chooseExecutorForge(tick.config, tick.primary, tick.state.prs);
 }
 
 async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
@@ -448,8 +462,8 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
   const inv = buildInvocation("executor", spec, prompt, { isRoot });
   tick.log.step(
     `task ${brief.task}: starting the executor (${spec.vendor}), run ${journal.runId}, timeout ${
-      Math.round(timeoutMs / 60000)
-    }m`,
+      formatDuration(timeoutMs)
+    }`,
   );
   const logPath = join(runDir, "agent.log");
   if (inv.kind === "demo") {

@@ -25,7 +25,9 @@ export async function promoteNext(root: string): Promise<PromoteResult> {
   let currentTask: number | null = null;
   if (current !== null) {
     const status = readStatus(current);
-    const brief = status === null ? null : parseBrief(current, BRIEF_FILE);
+    // A Status line with an unknown value (`Status: MAYBE`) is refused by parseBrief, not overwritten.
+    const statusLine = /^\uFEFF?\s*status\s*:/i.test(current);
+    const brief = status === null && !statusLine ? null : parseBrief(current, BRIEF_FILE);
     currentTask = brief?.task ?? null;
     if (status === "OPEN") {
       return {

@@ -22,6 +22,10 @@ export interface StatePaths {
   tasks: string;
   /** The plain-git forge's PR records. */
   prs: string;
+  /** Verdicts and what the planner did with them. */
+  reviews: string;
+  /** The reviewer tick's journal. */
+  reviewJournal: string;
 }
 
 export function statePaths(commonDir: string): StatePaths {
@@ -35,6 +39,8 @@ export function statePaths(commonDir: string): StatePaths {
     runs: join(dir, "runs"),
     tasks: join(dir, "tasks"),
     prs: join(dir, "prs"),
+    reviews: join(dir, "reviews"),
+    reviewJournal: join(dir, "review-journal.json"),
   };
 }
 

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 export const AGENTS = join(ROOT, "tests", "fixtures", "agents");
+export const REVIEWERS = join(ROOT, "tests", "fixtures", "reviewers");
 
 function denoDir(): string {
   const set = Deno.env.get("DENO_DIR");
@@ -41,6 +42,8 @@ export interface SceneOptions {
   config?: string;
   /** Skip committing relay's files (a bare product repo). */
   bare?: boolean;
+  /** Fake reviewer script under tests/fixtures/reviewers/. */
+  reviewer?: string;
 }
 
 export class Scene implements AsyncDisposable {
@@ -146,16 +149,22 @@ export class Scene implements AsyncDisposable {
     return await Deno.readTextFile(join(this.work, path));
   }
 
-  /** Writes the operator profile with a `command` executor running a fake agent. */
-  async setAgent(agent: string | string[], extra = ""): Promise<void> {
+  /**
+   * Writes the operator profile with a `command` executor running a fake agent
+   * and a `command` reviewer running a fake reviewer (tests/fixtures/reviewers/).
+   */
+  async setAgent(agent: string | string[], extra = "", reviewer = "honest.sh"): Promise<void> {
     const argv = typeof agent === "string" ? ["bash", join(AGENTS, agent), "{prompt}"] : agent;
+    const reviewerArgv = ["bash", join(REVIEWERS, reviewer), "{prompt}"];
     await Deno.mkdir(dirname(this.profile), { recursive: true });
     await Deno.writeTextFile(
       this.profile,
       `roles:\n  executor:\n    vendor: command\n    argv: ${
         JSON.stringify(argv)
       }\n    timeout: 60s\n` +
-        `  reviewer:\n    vendor: command\n    argv: ${JSON.stringify(argv)}\n` +
+        `  reviewer:\n    vendor: command\n    argv: ${
+          JSON.stringify(reviewerArgv)
+        }\n    timeout: 60s\n` +
         `worktree_root: ${this.worktrees}\n${extra}`,
     );
   }
@@ -226,6 +235,6 @@ export async function makeScene(opts: SceneOptions = {}): Promise<Scene> {
   await scene.git(scene.work, ["add", "--all"]);
   await scene.git(scene.work, ["commit", "--quiet", "-m", "initial"]);
   await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
-  await scene.setAgent(opts.agent ?? "good.sh");
+  await scene.setAgent(opts.agent ?? "good.sh", "", opts.reviewer ?? "honest.sh");
   return scene;
 }

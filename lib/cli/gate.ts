@@ -1,0 +1,59 @@
+/**
+ * `relay gate [<task>] [--json]`: fetches, then runs the merge gate on the PR
+ * that the report on origin/main names, and prints each check and the
+ * decision. Exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT. It never merges and
+ * writes nothing but what `git fetch` writes (and, when main moved by product
+ * code, a scratch worktree it removes again).
+ */
+import { tmpdir } from "node:os";
+import { loadRepoConfig } from "../config/repo.ts";
+import { UsageError } from "../errors.ts";
+import { Git } from "../git/git.ts";
+import { formatGate, gateExitCode, runGate } from "../gate/gate.ts";
+import { loadGateInput } from "../gate/load.ts";
+import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+
+export async function gate(args: string[], ctx: Context): Promise<number> {
+  const { values, positionals } = parseCommand("gate", args, { json: { type: "boolean" } }, {
+    min: 0,
+    max: 1,
+    names: "<task>",
+  });
+  let task: number | undefined;
+  const given = positionals[0];
+  if (given !== undefined) {
+    if (!/^\d+$/.test(given) || Number(given) < 1) {
+      throw new UsageError(`"${given}" is not a task number`, "gate");
+    }
+    task = Number(given);
+  }
+  const repo = requireRepo(ctx);
+  const config = await loadRepoConfig(repo.root);
+  const git = new Git(repo.root, config.timeouts.networkMs);
+  await git.fetch(config.remote);
+  const { input, reviewTask } = await loadGateInput({
+    git,
+    commonDir: repo.commonDir,
+    config,
+    scratchRoot: tmpdir(),
+    ...(task !== undefined ? { task } : {}),
+  });
+  const decision = await runGate(input);
+  if (values.json) {
+    printJson({
+      task: input.report.task,
+      reviewTask,
+      pr: input.pr.id,
+      branch: input.pr.branch,
+      ...decision,
+    });
+  } else {
+    console.log(
+      `gate: PR ${input.pr.id} at ${
+        decision.head.slice(0, 12)
+      } onto ${config.remote}/${config.main} ${decision.base.slice(0, 12)}`,
+    );
+    console.log(formatGate(decision));
+  }
+  return gateExitCode(decision);
+}

@@ -1,0 +1,103 @@
+/**
+ * The plain-git forge, planner side: merging is building the merge commit
+ * with `git merge-tree` + `git commit-tree` and pushing it to main without
+ * force — a push that only lands when main is still the parent it was built
+ * on, which is the compare-and-swap. Nothing touches a working tree.
+ */
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Git } from "../git/git.ts";
+import { readJson, writeJson } from "../state/json_file.ts";
+import { plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
+import type { PlannerForge, PrStatus } from "./types.ts";
+
+function toStatus(r: PlainPrRecord): PrStatus {
+  return { id: r.id, branch: r.branch, head: r.head, state: r.state };
+}
+
+export class PlainPlannerForge implements PlannerForge {
+  readonly name = "plain";
+  constructor(
+    private readonly git: Git,
+    private readonly remote: string,
+    private readonly main: string,
+    private readonly prsDir: string,
+  ) {}
+
+  async find(branch: string): Promise<PrStatus | null> {
+    const record = await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch));
+    if (!record) return null;
+    // The forge's head is what the remote has for the branch now.
+    const head = await this.git.resolve(`refs/remotes/${this.remote}/${branch}`);
+    return { ...toStatus(record), head: head ?? record.head };
+  }
+
+  async listOpen(): Promise<PrStatus[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.prsDir);
+    } catch {
+      return [];
+    }
+    const open: PrStatus[] = [];
+    for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
+      const record = await readJson<PlainPrRecord>(join(this.prsDir, name));
+      if (record?.state === "open") open.push(toStatus(record));
+    }
+    return open;
+  }
+
+  async merge(pr: PrStatus, head: string, message: string) {
+    await this.git.fetch(this.remote);
+    const remoteHead = await this.git.resolve(`refs/remotes/${this.remote}/${pr.branch}`);
+    if (remoteHead !== head) {
+      return {
+        merged: false as const,
+        why: `${pr.branch} is at ${remoteHead?.slice(0, 12) ?? "nothing"}, not ${
+          head.slice(0, 12)
+        }`,
+      };
+    }
+    const base = await this.git.resolve(`refs/remotes/${this.remote}/${this.main}`);
+    if (!base) return { merged: false as const, why: `${this.remote}/${this.main} does not exist` };
+    const tree = await this.git.run(["merge-tree", "--write-tree", "--no-messages", base, head], {
+      allowFail: true,
+    });
+    if (tree.code !== 0) return { merged: false as const, why: "the merge has conflicts" };
+    const sha = await this.git.out(
+      ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
+      { stdin: message + "\n" },
+    );
+    const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
+    if (!push.ok) {
+      return { merged: false as const, why: `${this.remote}/${this.main} moved while merging` };
+    }
+    await this.setState(pr.branch, "merged", head);
+    return { merged: true as const, sha };
+  }
+
+  async recordVerdict(pr: PrStatus, head: string, text: string): Promise<void> {
+    const path = plainPrPath(this.prsDir, pr.branch);
+    const record = await readJson<
+      PlainPrRecord & { reviews?: { head: string; text: string; at: string }[] }
+    >(path);
+    if (!record) return;
+    record.reviews = [...(record.reviews ?? []), { head, text, at: new Date().toISOString() }];
+    await writeJson(path, record);
+  }
+
+  async noteMerged(pr: PrStatus): Promise<void> {
+    await this.setState(pr.branch, "merged", pr.head);
+  }
+
+  private async setState(
+    branch: string,
+    state: PlainPrRecord["state"],
+    head: string,
+  ): Promise<void> {
+    const path = plainPrPath(this.prsDir, branch);
+    const record = await readJson<PlainPrRecord>(path);
+    if (!record) return;
+    await writeJson(path, { ...record, state, head, updated: new Date().toISOString() });
+  }
+}

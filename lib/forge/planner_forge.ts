@@ -1,0 +1,13 @@
+/** The planner's forge, chosen by the repo config. Executor code never imports this file. */
+import type { RepoConfig } from "../config/repo.ts";
+import type { Git } from "../git/git.ts";
+import { GitHubPlannerForge } from "./github_planner.ts";
+import { PlainPlannerForge } from "./plain_planner.ts";
+import type { PlannerForge } from "./types.ts";
+
+export function plannerForge(config: RepoConfig, git: Git, prsDir: string): PlannerForge {
+  if (config.forge === "github") {
+    return new GitHubPlannerForge(git.cwd, config.timeouts.networkMs);
+  }
+  return new PlainPlannerForge(git, config.remote, config.main, prsDir);
+}

@@ -1,0 +1,430 @@
+/**
+ * The merge gate: five checks on a PR head against the current main, each
+ * PASS, REFUSE (send it back), HUMAN (route to a person; relay never merges
+ * it) or WAIT (not ready yet), and one decision. Any REFUSE refuses; else any
+ * WAIT waits; else any HUMAN goes to a person; else MERGE. The gate reads git
+ * and relay's records only: it never merges, pushes or writes a ref.
+ */
+import { join } from "node:path";
+import type { RepoConfig } from "../config/repo.ts";
+import type { PrStatus } from "../forge/types.ts";
+import { Git } from "../git/git.ts";
+import { runBar } from "../loop/evidence.ts";
+import { checkReport } from "../protocol/report.ts";
+import type { Brief, Evidence, Report } from "../protocol/types.ts";
+import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";
+import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
+import { classifyScope, parseRawDiff, type ScopeItem } from "./scope.ts";
+
+export interface GateInput {
+  /** The primary repository (its refs/remotes are fresh: the caller fetched). */
+  git: Git;
+  config: RepoConfig;
+  pr: PrStatus;
+  /** The report on origin/main. */
+  report: Report;
+  /** The brief on origin/main: its bar is what the evidence must cover. */
+  brief: Brief;
+  review: ReviewRecord;
+  openPrs: PrStatus[];
+  /** Re-runs the bar on the would-be merge result (see revalidateOnMerge). */
+  revalidate: (v: VerdictRecord) => Promise<{ passed: boolean; mergeTree: string }>;
+}
+
+export type GateCheckName = "scope" | "verdict" | "evidence" | "in-flight" | "mergeable";
+export type GateResult = "PASS" | "REFUSE" | "HUMAN" | "WAIT";
+export type GateDecisionKind = "MERGE" | "REFUSE" | "HUMAN" | "WAIT";
+
+export interface GateCheck {
+  name: GateCheckName;
+  result: GateResult;
+  reason: string;
+  files?: string[];
+}
+
+export interface GateDecision {
+  decision: GateDecisionKind;
+  checks: GateCheck[];
+  /** The PR head the checks judged. */
+  head: string;
+  /** origin/main the checks judged against. */
+  base: string;
+}
+
+/** Paths whose changes on main never invalidate a PASS: relay's paperwork. */
+const PAPERWORK_EXCLUDES = [BRIEF_FILE, REPORT_FILE, RELAY_DIR].map((p) => `:(exclude)${p}`);
+
+function short(sha: string): string {
+  return sha.slice(0, 12);
+}
+
+function sameCommand(a: string, b: string): boolean {
+  return a.trim().replace(/\s+/g, " ") === b.trim().replace(/\s+/g, " ");
+}
+
+function check(
+  name: GateCheckName,
+  result: GateResult,
+  reason: string,
+  files?: string[],
+): GateCheck {
+  return files === undefined ? { name, result, reason } : { name, result, reason, files };
+}
+
+function listItems(items: readonly ScopeItem[]): string {
+  return items.map((i) => `${i.path} (${i.why})`).join("; ");
+}
+
+/** Runs every check and decides. Throws only when git cannot answer at all. */
+export async function runGate(input: GateInput): Promise<GateDecision> {
+  const { git, config, pr } = input;
+  const mainName = `${config.remote}/${config.main}`;
+  const base = await git.resolve(`refs/remotes/${mainName}`);
+  if (base === null) {
+    throw new Error(
+      `Cannot run the gate: "${mainName}" does not exist (fetch "${config.remote}" first)`,
+    );
+  }
+  const head = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head) ? await git.resolve(pr.head) : null;
+  if (head === null) {
+    throw new Error(
+      `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
+    );
+  }
+
+  const scope = await scopeCheck(git, config, base, head);
+  const evidence = evidenceCheck(input, await git.treeOf(head));
+  const inFlight = inFlightCheck(pr, input.openPrs);
+  const mergeable = await mergeableCheck(git, base, head);
+  const othersOk = [scope, evidence, inFlight].every((c) => c.result !== "REFUSE") &&
+    mergeable.result === "PASS";
+  const verdict = await verdictCheck(input, base, head, othersOk);
+
+  const checks = [scope, verdict, evidence, inFlight, mergeable];
+  return { decision: decide(checks), checks, head, base };
+}
+
+/** Any REFUSE → REFUSE; else any WAIT → WAIT; else any HUMAN → HUMAN; else MERGE. */
+export function decide(checks: readonly GateCheck[]): GateDecisionKind {
+  const has = (r: GateResult) => checks.some((c) => c.result === r);
+  if (has("REFUSE")) return "REFUSE";
+  if (has("WAIT")) return "WAIT";
+  if (has("HUMAN")) return "HUMAN";
+  return "MERGE";
+}
+
+async function scopeCheck(
+  git: Git,
+  config: RepoConfig,
+  base: string,
+  head: string,
+): Promise<GateCheck> {
+  const mb = await git.run(["merge-base", base, head], { allowFail: true });
+  if (mb.code === 1) {
+    return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
+  }
+  if (mb.code !== 0) {
+    return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
+  }
+  const mergeBase = mb.stdout.trim();
+  const raw = await git.out([
+    "diff",
+    "--raw",
+    "-z",
+    "-M",
+    "--no-abbrev",
+    "--no-ext-diff",
+    "--ignore-submodules=none",
+    mergeBase,
+    head,
+    "--",
+  ]);
+  const entries = parseRawDiff(raw);
+  if (entries.length === 0) {
+    return check(
+      "scope",
+      "REFUSE",
+      `the branch changes nothing relative to main (merge base ${short(mergeBase)})`,
+    );
+  }
+  const scope = classifyScope(entries, config);
+  if (scope.refused.length > 0) {
+    const accepted = scope.accepted.length > 0
+      ? `; owner-accepted but also on it: ${listItems(scope.accepted)}`
+      : "";
+    return check(
+      "scope",
+      "REFUSE",
+      `not product code: ${listItems(scope.refused)}${accepted}`,
+      scope.refused.map((i) => i.path),
+    );
+  }
+  if (scope.accepted.length > 0) {
+    return check(
+      "scope",
+      "HUMAN",
+      `human path: an owner-accepted infra change; relay never merges it: ${
+        listItems(scope.accepted)
+      }`,
+      scope.accepted.map((i) => i.path),
+    );
+  }
+  const n = scope.product.length;
+  return check("scope", "PASS", `${n} product file${n === 1 ? "" : "s"} changed`);
+}
+
+async function verdictCheck(
+  input: GateInput,
+  base: string,
+  head: string,
+  othersOk: boolean,
+): Promise<GateCheck> {
+  const v = verdictFor(input.review, head);
+  if (v === undefined) {
+    const last = input.review.verdicts.at(-1);
+    const before = last ? ` (the last verdict, ${last.verdict}, was for ${short(last.head)})` : "";
+    return check("verdict", "WAIT", `no verdict for this head yet${before}`);
+  }
+  if (v.verdict === "FAIL") {
+    const n = v.findings.length;
+    return check(
+      "verdict",
+      "REFUSE",
+      `the verdict for ${short(head)} is FAIL (${n} finding${n === 1 ? "" : "s"})`,
+    );
+  }
+  if (v.stale) {
+    return check(
+      "verdict",
+      "WAIT",
+      "the PASS for this head is marked stale; the next review tick reviews again",
+    );
+  }
+  if (v.main === base) {
+    return check("verdict", "PASS", `PASS for ${short(head)} on main ${short(base)}`);
+  }
+
+  const git = input.git;
+  const moved = await git.run(
+    [
+      "diff",
+      "--quiet",
+      "--no-ext-diff",
+      "--ignore-submodules=none",
+      v.main,
+      base,
+      "--",
+      ".",
+      ...PAPERWORK_EXCLUDES,
+    ],
+    { allowFail: true },
+  );
+  if (moved.code === 0) {
+    return check(
+      "verdict",
+      "PASS",
+      `main moved only by paperwork since the PASS (${short(v.main)} → ${short(base)})`,
+    );
+  }
+  const stale =
+    "stale: main moved by product code and the bar fails on the merge; the next review tick reviews again";
+  const recorded = v.revalidations?.findLast((r) => r.main === base);
+  if (recorded) {
+    return recorded.passed
+      ? check("verdict", "PASS", `re-verified on the merge with main ${short(base)} (recorded)`)
+      : check("verdict", "WAIT", stale);
+  }
+  if (!othersOk) {
+    return check(
+      "verdict",
+      "WAIT",
+      `main moved by product code since the PASS (${short(v.main)} → ${
+        short(base)
+      }); not re-verified while another check fails`,
+    );
+  }
+  const result = await input.revalidate(v);
+  return result.passed
+    ? check("verdict", "PASS", `re-verified on the merge with main ${short(base)}`)
+    : check("verdict", "WAIT", stale);
+}
+
+function evidenceCheck(input: GateInput, headTree: string): GateCheck {
+  const { report, brief, pr } = input;
+  const problems: string[] = [];
+  if (report.head !== pr.head) {
+    problems.push(
+      `The report on main is for head ${
+        report.head ? short(report.head) : "(none)"
+      }, but the PR head is ${short(pr.head)}.`,
+    );
+  }
+  if (report.branch !== pr.branch) {
+    problems.push(
+      `The report on main is for branch "${report.branch}", but the PR is "${pr.branch}".`,
+    );
+  }
+  if (report.outcome !== "SHIPPED") problems.push(`The report says ${report.outcome}.`);
+  problems.push(...checkReport(report, brief));
+  for (const command of brief.bar) {
+    const runs = report.evidence.filter((e) => sameCommand(e.command, command));
+    if (runs.some((e) => e.exit === 0 && e.tree === headTree)) continue;
+    if (runs.length === 0) {
+      problems.push(`Relay's evidence has no run of \`${command}\`.`);
+    } else if (!runs.some((e) => e.tree === headTree)) {
+      problems.push(
+        `Relay ran \`${command}\` on tree ${short(runs.at(-1)!.tree)}, not on the head's tree ${
+          short(headTree)
+        }.`,
+      );
+    } else {
+      const failed = runs.filter((e) => e.tree === headTree).at(-1)!;
+      problems.push(
+        `Relay's run of \`${command}\` exited ${failed.exit}${
+          failed.timedOut ? " (timed out)" : ""
+        }.`,
+      );
+    }
+  }
+  if (problems.length > 0) return check("evidence", "REFUSE", problems.join(" "));
+  const n = brief.bar.length;
+  return check(
+    "evidence",
+    "PASS",
+    `report for task ${report.task} at ${short(pr.head)}; relay's own run of ${n} bar command${
+      n === 1 ? "" : "s"
+    } passed on its tree`,
+  );
+}
+
+function inFlightCheck(pr: PrStatus, openPrs: readonly PrStatus[]): GateCheck {
+  const isThis = (p: PrStatus) => p.id === pr.id || p.branch === pr.branch;
+  const others = openPrs.filter((p) => !isThis(p));
+  if (pr.state !== "open") return check("in-flight", "REFUSE", `PR ${pr.id} is ${pr.state}`);
+  if (others.length > 0) {
+    const all = openPrs.map((p) => p.id).join(", ");
+    return check(
+      "in-flight",
+      "REFUSE",
+      `${openPrs.length} PRs are open (${all}); relay allows one in flight`,
+    );
+  }
+  if (!openPrs.some(isThis)) {
+    return check("in-flight", "REFUSE", `PR ${pr.id} is not among the open PRs`);
+  }
+  return check("in-flight", "PASS", `PR ${pr.id} is the only open PR`);
+}
+
+async function mergeableCheck(git: Git, base: string, head: string): Promise<GateCheck> {
+  const res = await git.run(
+    ["merge-tree", "--write-tree", "--no-messages", "--name-only", "-z", base, head],
+    { allowFail: true },
+  );
+  if (res.code === 0) return check("mergeable", "PASS", `merges cleanly with main ${short(base)}`);
+  if (res.code === 1) {
+    // Output: the tree, then the conflicted paths, NUL-separated, then an empty field.
+    const files = [...new Set(res.stdout.split("\0").slice(1).filter((p) => p !== ""))];
+    const named = files.length > 0 ? `: ${files.join(", ")}` : "";
+    return check("mergeable", "REFUSE", `conflicts with main ${short(base)}${named}`, files);
+  }
+  const why = (res.stderr.trim().split("\n")[0] ?? "").trim();
+  return check(
+    "mergeable",
+    "WAIT",
+    `git merge-tree failed (exit ${res.code})${why ? `: ${why}` : ""}`,
+  );
+}
+
+const EXIT_CODES: Record<GateDecisionKind, number> = { MERGE: 0, REFUSE: 10, HUMAN: 11, WAIT: 12 };
+
+/** `relay gate`'s exit status: 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT. */
+export function gateExitCode(decision: GateDecision): number {
+  return EXIT_CODES[decision.decision];
+}
+
+/** One line per check (`PASS    scope      …`), then `decision: <DECISION>`. */
+export function formatGate(decision: GateDecision): string {
+  const width = Math.max(...decision.checks.map((c) => c.name.length));
+  const lines = decision.checks.map((c) =>
+    `${c.result.padEnd(6)}  ${c.name.padEnd(width)}  ${c.reason}`
+  );
+  lines.push(`decision: ${decision.decision}`);
+  return lines.join("\n");
+}
+
+/** A pinned identity for the throwaway preview commit: it is never pushed or kept. */
+const PREVIEW_IDENTITY = {
+  GIT_AUTHOR_NAME: "relay",
+  GIT_AUTHOR_EMAIL: "relay@localhost",
+  GIT_COMMITTER_NAME: "relay",
+  GIT_COMMITTER_EMAIL: "relay@localhost",
+};
+
+export interface RevalidateOptions {
+  /** The origin/main sha to merge into. */
+  originMain: string;
+  head: string;
+  bar: readonly string[];
+  timeoutMs: number;
+  maxBytes: number;
+  /** A folder for the scratch worktree (a temp dir); relay makes and removes its own folder inside. */
+  scratchRoot: string;
+}
+
+export interface Revalidation {
+  passed: boolean;
+  /** The merge result's tree; "" when main and head conflict (nothing to run the bar on). */
+  mergeTree: string;
+  evidence: Evidence[];
+}
+
+/**
+ * Runs the bar on what merging `head` into `originMain` would produce: the
+ * merge tree wrapped in a throwaway commit, checked out in a detached scratch
+ * worktree (hooks off), removed afterwards without `--force`.
+ */
+export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Promise<Revalidation> {
+  const merge = await git.run(
+    ["merge-tree", "--write-tree", "--no-messages", opts.originMain, opts.head],
+    { allowFail: true },
+  );
+  if (merge.code !== 0) return { passed: false, mergeTree: "", evidence: [] };
+  const mergeTree = merge.stdout.split("\n")[0]!.trim();
+  const commit = await git.out(
+    [
+      "commit-tree",
+      mergeTree,
+      "-p",
+      opts.originMain,
+      "-p",
+      opts.head,
+      "-m",
+      "relay: merge preview",
+    ],
+    { env: PREVIEW_IDENTITY },
+  );
+  const scratch = await Deno.makeTempDir({ dir: opts.scratchRoot, prefix: "relay-merge-preview-" });
+  const path = join(scratch, "tree");
+  try {
+    await git.run([
+      "-c",
+      "core.hooksPath=/dev/null",
+      "worktree",
+      "add",
+      "--detach",
+      "--quiet",
+      "--",
+      path,
+      commit,
+    ]);
+    const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
+      timeoutMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+    });
+    const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
+    return { passed, mergeTree, evidence };
+  } finally {
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    await git.run(["worktree", "prune"], { allowFail: true });
+  }
+}

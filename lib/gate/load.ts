@@ -1,0 +1,134 @@
+/**
+ * Gathers what the gate judges, the way both `relay gate` and the reviewer
+ * tick need it: the report and the brief (with its bar) from origin/main —
+ * never from a working tree or the PR diff — the PR and the open PRs from
+ * the forge, and the review record of the PR's task. The caller fetches.
+ */
+import type { RepoConfig } from "../config/repo.ts";
+import { InputError } from "../errors.ts";
+import { plannerForge } from "../forge/planner_forge.ts";
+import type { PlannerForge } from "../forge/types.ts";
+import type { Git } from "../git/git.ts";
+import { parseBrief } from "../protocol/brief.ts";
+import { parseReport } from "../protocol/report.ts";
+import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
+import { readReview } from "../state/reviews.ts";
+import { type GateInput, revalidateOnMerge } from "./gate.ts";
+
+export interface LoadGateOptions {
+  /** The primary repository, fetched. */
+  git: Git;
+  /** The git common dir (relay's state lives under it). */
+  commonDir: string;
+  config: RepoConfig;
+  /** Only gate this task: the report's task, or the task of the report's branch. */
+  task?: number;
+  /** Where a revalidation may make its scratch worktree (a temp dir). */
+  scratchRoot: string;
+  /** The planner's forge; by default the one `config.forge` names. */
+  forge?: PlannerForge;
+}
+
+export interface LoadedGate {
+  input: GateInput;
+  /** The task whose review record was read (the PR's original task). */
+  reviewTask: number;
+}
+
+/** The planner forge for a repo config. Only the plain-git forge exists so far. */
+export function plannerForgeFor(git: Git, config: RepoConfig, commonDir: string): PlannerForge {
+  return plannerForge(config, git, statePaths(commonDir).prs);
+}
+
+/** `<rev>:<path>`'s content, or null when the file is not there. No filters, no textconv. */
+async function showFile(git: Git, rev: string, path: string): Promise<string | null> {
+  const res = await git.run(["cat-file", "blob", `${rev}:${path}`], { allowFail: true });
+  return res.code === 0 ? res.stdout : null;
+}
+
+export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> {
+  const { git, config } = opts;
+  const mainName = `${config.remote}/${config.main}`;
+  const mainRef = `refs/remotes/${mainName}`;
+  const originMain = await git.resolve(mainRef);
+  if (originMain === null) {
+    throw new InputError(
+      { file: ".relay/config.yaml", key: "main" },
+      `Cannot run the gate: "${mainName}" does not exist`,
+      `push "${config.main}" to "${config.remote}", or set main and remote to the base branch`,
+    );
+  }
+
+  const reportFile = `${mainName}:${REPORT_FILE}`;
+  const reportText = await showFile(git, mainRef, REPORT_FILE);
+  if (reportText === null) {
+    throw new InputError(
+      { file: reportFile },
+      `Cannot run the gate: there is no ${REPORT_FILE} on ${mainName}`,
+      "wait for the executor to report (relay poll commits the report to main)",
+    );
+  }
+  const report = parseReport(reportText, reportFile);
+  if (
+    opts.task !== undefined && report.task !== opts.task && report.branch !== `task-${opts.task}`
+  ) {
+    throw new InputError(
+      { file: reportFile, key: "Task" },
+      `Cannot run the gate: no report for task ${opts.task} on ${mainName} (the report there is for task ${report.task})`,
+      `run "relay gate" without a task, or with ${report.task}`,
+    );
+  }
+
+  const briefFile = `${mainName}:${BRIEF_FILE}`;
+  const briefText = await showFile(git, mainRef, BRIEF_FILE);
+  if (briefText === null) {
+    throw new InputError(
+      { file: briefFile },
+      `Cannot run the gate: there is no ${BRIEF_FILE} on ${mainName}, so no verification bar`,
+      "the executor commits the brief with its report; check the paperwork commit on main",
+    );
+  }
+  const brief = parseBrief(briefText, briefFile);
+
+  if (report.branch === "") {
+    throw new InputError(
+      { file: reportFile, key: "Branch" },
+      "Cannot run the gate: the report names no branch",
+      "wait for relay poll to write the report's Branch line",
+    );
+  }
+  const forge = opts.forge ?? plannerForgeFor(git, config, opts.commonDir);
+  const pr = await forge.find(report.branch);
+  if (pr === null) {
+    throw new InputError(
+      { file: reportFile, key: "PR" },
+      `Cannot run the gate: the ${forge.name} forge has no PR for branch "${report.branch}"`,
+      "wait for the executor to open it (relay poll does), or check the forge",
+    );
+  }
+  const openPrs = await forge.listOpen();
+
+  const owner = /^task-(\d+)$/.exec(report.branch);
+  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
+  const review = await readReview(statePaths(opts.commonDir).reviews, reviewTask, report.branch);
+
+  const input: GateInput = {
+    git,
+    config,
+    pr,
+    report,
+    brief,
+    review,
+    openPrs,
+    revalidate: () =>
+      revalidateOnMerge(git, {
+        originMain,
+        head: pr.head,
+        bar: brief.bar,
+        timeoutMs: config.timeouts.barMs,
+        maxBytes: config.evidenceMaxBytes,
+        scratchRoot: opts.scratchRoot,
+      }),
+  };
+  return { input, reviewTask };
+}

@@ -1,0 +1,151 @@
+/**
+ * The gate's scope rule, pure: every path a branch touches must be product
+ * code. Input is `git diff --raw -z -M --no-abbrev <base> <head>`; a rename
+ * counts both its old and its new path, and file modes count too (symlinks,
+ * submodules, a new executable bit). Built-in refusals (lib/gate/refusals.ts)
+ * always apply; the config can add refusals and narrow product code to
+ * `gate.product`, and `accepted_infra` routes a refused path to a person —
+ * except relay's own files, which no list can route anywhere but back.
+ */
+import type { RepoConfig } from "../config/repo.ts";
+import { globToRegExp } from "./glob.ts";
+import { BUILT_IN_REFUSALS, RELAY_FILES } from "./refusals.ts";
+
+/** One entry of `git diff --raw -z`. */
+export interface DiffEntry {
+  /** A, C, D, M, R, T, U or X. */
+  status: string;
+  /** The similarity of a rename or copy (R100 → 100). */
+  score?: number;
+  oldMode: string;
+  newMode: string;
+  oldSha: string;
+  newSha: string;
+  /** The path after the change (the only path unless a rename or copy). */
+  path: string;
+  /** For a rename or copy: the path it came from. */
+  oldPath?: string;
+}
+
+const HEADER = /^:([0-7]{6}) ([0-7]{6}) ([0-9a-f]+) ([0-9a-f]+) ([ACDMRTUX])(\d*)$/;
+
+/** Parses `git diff --raw -z -M --no-abbrev` output. Throws on anything else. */
+export function parseRawDiff(out: string): DiffEntry[] {
+  const tokens = out.split("\0");
+  const entries: DiffEntry[] = [];
+  let i = 0;
+  const next = (what: string): string => {
+    const token = tokens[i++];
+    if (token === undefined || token === "") {
+      throw new Error(
+        `Cannot read git diff --raw output: ${what} is missing after entry ${entries.length + 1}`,
+      );
+    }
+    return token;
+  };
+  while (i < tokens.length) {
+    const header = tokens[i++]!;
+    if (header === "") {
+      if (tokens.slice(i).every((t) => t === "")) break;
+      throw new Error("Cannot read git diff --raw output: an empty field between entries");
+    }
+    const m = HEADER.exec(header);
+    if (!m) {
+      throw new Error(
+        `Cannot read git diff --raw output: ${JSON.stringify(header)} is not an entry header`,
+      );
+    }
+    const status = m[5]!;
+    const entry: DiffEntry = {
+      status,
+      oldMode: m[1]!,
+      newMode: m[2]!,
+      oldSha: m[3]!,
+      newSha: m[4]!,
+      path: "",
+    };
+    if (m[6]) entry.score = Number(m[6]);
+    if (status === "R" || status === "C") {
+      entry.oldPath = next("the source path");
+      entry.path = next("the destination path");
+    } else {
+      entry.path = next("the path");
+    }
+    entries.push(entry);
+  }
+  return entries;
+}
+
+export interface ScopeItem {
+  path: string;
+  /** The categories that refuse it, e.g. "dependency manifest, executable bit". */
+  why: string;
+}
+
+export interface Scope {
+  /** Paths the branch may not touch: the gate sends it back. */
+  refused: ScopeItem[];
+  /** Refused paths an owner accepted (accepted_infra): the human path, never merged by relay. */
+  accepted: ScopeItem[];
+  /** Paths that are product code. */
+  product: string[];
+}
+
+export type ScopeConfig = Pick<RepoConfig, "gate" | "acceptedInfra">;
+
+const BUILT_IN = BUILT_IN_REFUSALS.map((r) => ({ re: globToRegExp(r.glob), why: r.why }));
+const RELAY = RELAY_FILES.map((g) => globToRegExp(g));
+
+const SYMLINK = "120000";
+const SUBMODULE = "160000";
+
+/** Why an entry's file mode alone is refused, if it is. */
+function modeReasons(e: DiffEntry): string[] {
+  const why: string[] = [];
+  if (e.oldMode === SYMLINK || e.newMode === SYMLINK) why.push("symlink");
+  if (e.oldMode === SUBMODULE || e.newMode === SUBMODULE) why.push("submodule");
+  const madeExecutable = e.newMode === "100755" &&
+    (e.oldMode === "100644" || e.status === "A" || e.oldMode === "000000");
+  if (madeExecutable) why.push("executable bit");
+  return why;
+}
+
+/** The paths an entry touches: a rename both of its paths; a copy only its new one (the source is unchanged). */
+function touched(e: DiffEntry): string[] {
+  return e.status === "R" && e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path];
+}
+
+/** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
+export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
+  const extra = config.gate.refuse.map((glob) => ({ re: globToRegExp(glob), glob }));
+  const product = config.gate.product.map((glob) => globToRegExp(glob));
+  const accepted = config.acceptedInfra.map((glob) => globToRegExp(glob));
+
+  const reasons = new Map<string, Set<string>>();
+  for (const entry of entries) {
+    const byMode = modeReasons(entry);
+    for (const path of touched(entry)) {
+      const set = reasons.get(path) ?? new Set<string>();
+      reasons.set(path, set);
+      for (const r of BUILT_IN) if (r.re.test(path)) set.add(r.why);
+      for (const r of extra) if (r.re.test(path)) set.add(`gate.refuse "${r.glob}"`);
+      if (product.length > 0 && !product.some((re) => re.test(path))) {
+        set.add("not under the configured product globs");
+      }
+      for (const why of byMode) set.add(why);
+    }
+  }
+
+  const scope: Scope = { refused: [], accepted: [], product: [] };
+  for (const [path, set] of reasons) {
+    if (set.size === 0) {
+      scope.product.push(path);
+      continue;
+    }
+    const item = { path, why: [...set].join(", ") };
+    const relayFile = RELAY.some((re) => re.test(path));
+    if (!relayFile && accepted.some((re) => re.test(path))) scope.accepted.push(item);
+    else scope.refused.push(item);
+  }
+  return scope;
+}

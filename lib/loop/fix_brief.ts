@@ -1,0 +1,35 @@
+/**
+ * Fix briefs: what the planner writes when a review fails or the gate sends a
+ * PR back. Same branch, the findings, the original verification bar, and
+ * `Kind: fix` / `Fixes: <n>` so the executor works on the PR's branch.
+ */
+import type { Brief } from "../protocol/types.ts";
+import type { Finding } from "../state/reviews.ts";
+
+export function fixBrief(opts: {
+  task: number;
+  original: Brief;
+  originalTask: number;
+  head: string;
+  findings: Finding[];
+  why: string;
+}): Brief {
+  const { original } = opts;
+  const list = opts.findings.map((f) => `- [${f.severity}] ${f.text}`).join("\n");
+  return {
+    status: "OPEN",
+    task: opts.task,
+    title: `Fix task ${opts.originalTask}: ${original.title.replace(/^Fix task \d+: /, "")}`,
+    branch: original.branch,
+    kind: "fix",
+    fixes: opts.originalTask,
+    goal:
+      `${opts.why} Fix what the findings below name, on the same branch (${original.branch}), on top of ${
+        opts.head.slice(0, 12)
+      }. Do not start over and do not rewrite history.\n\n${list}`,
+    doneWhen:
+      `- Every blocker and major finding above is fixed, and the report says how.\n${original.doneWhen}`,
+    bar: original.bar,
+    extra: [],
+  };
+}

@@ -1,0 +1,693 @@
+/**
+ * `relay review`: the reviewer tick that cron runs every minute.
+ *
+ * It reads the executor's report from origin/main (never from the PR or the
+ * working tree), has a different agent review the PR head in a disposable
+ * worktree, records the verdict against that exact head, and then either
+ * merges through the gate (PASS) or writes a fix brief (FAIL). The planner
+ * never commits: the promotion and fix briefs it writes are left uncommitted
+ * for the executor's next paperwork commit.
+ */
+import { join } from "node:path";
+import { HoldError, InputError } from "../errors.ts";
+import { Git } from "../git/git.ts";
+import type { RepoPaths } from "../git/discover.ts";
+import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
+import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
+import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { parseReport } from "../protocol/report.ts";
+import { readStatus } from "../protocol/status_line.ts";
+import type { Brief, Report } from "../protocol/types.ts";
+import { formatVerdict, parseVerdict, type Verdict } from "../protocol/verdict.ts";
+import { buildInvocation } from "../agents/presets.ts";
+import { reviewerPrompt } from "../agents/prompt.ts";
+import { runAgent } from "../agents/runner.ts";
+import { runDemoReviewer } from "../agents/demo_reviewer.ts";
+import { tryLock } from "../state/lock.ts";
+import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
+import { readHold, writeHold } from "../state/hold.ts";
+import { failpoint } from "../state/failpoint.ts";
+import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
+import { plannerForge } from "../forge/planner_forge.ts";
+import type { PlannerForge, PrStatus } from "../forge/types.ts";
+import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../gate/gate.ts";
+import { checkWorktreeRoot, defaultWorktreeRoot } from "./worktree.ts";
+import { fixBrief } from "./fix_brief.ts";
+import { listInbox, usedTaskNumbers } from "./inbox.ts";
+import { promoteNext } from "./promote.ts";
+import type { Log } from "./log.ts";
+
+export type ReviewResult =
+  | { kind: "idle"; message: string }
+  | { kind: "busy"; message: string }
+  | { kind: "waiting"; message: string }
+  | { kind: "human"; message: string; files: string[] }
+  | { kind: "merged"; message: string; task: number; sha: string }
+  | { kind: "fix"; message: string; task: number; fixTask: number };
+
+export interface ReviewOptions {
+  repo: RepoPaths;
+  profileFlag?: string;
+  progress: "tty" | "plain" | "quiet";
+  log: Log;
+}
+
+interface Tick {
+  repo: RepoPaths;
+  state: StatePaths;
+  primary: Git;
+  config: RepoConfig;
+  profile: Profile;
+  forge: PlannerForge;
+  log: Log;
+  progress: "tty" | "plain" | "quiet";
+}
+
+/** What the tick found on origin/main. */
+interface Subject {
+  report: Report;
+  brief: Brief;
+  /** The PR's own task: the brief's `Fixes:` on a fix, else its task. */
+  task: number;
+  originMain: string;
+}
+
+export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> {
+  const state = statePaths(opts.repo.commonDir);
+  await using lock = await tryLock(state.reviewLock, "review");
+  if (!lock) return { kind: "busy", message: "busy: another relay review is running" };
+
+  const hold = await readHold(state.hold);
+  if (hold) throw new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next);
+
+  const config = await loadRepoConfig(opts.repo.root);
+  const primary = new Git(opts.repo.root, config.timeouts.networkMs);
+  await primary.fetch(config.remote);
+  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  if (!originMain) {
+    return { kind: "idle", message: `idle: ${config.remote}/${config.main} does not exist` };
+  }
+  const subject = await readSubject(primary, originMain);
+  if (!subject) {
+    return { kind: "idle", message: `idle: no report on ${config.remote}/${config.main}` };
+  }
+
+  const profile = await loadProfile(profilePath(opts.profileFlag));
+  const tick: Tick = {
+    repo: opts.repo,
+    state,
+    primary,
+    config,
+    profile,
+    forge: plannerForge(config, primary, state.prs),
+    log: opts.log,
+    progress: opts.progress,
+  };
+  return await review(tick, subject);
+}
+
+async function showOrNull(git: Git, spec: string): Promise<string | null> {
+  const res = await git.run(["show", spec], { allowFail: true });
+  return res.code === 0 ? res.stdout : null;
+}
+
+async function readSubject(git: Git, originMain: string): Promise<Subject | null> {
+  const reportText = await showOrNull(git, `${originMain}:${REPORT_FILE}`);
+  if (reportText === null) return null;
+  const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
+  const briefText = await showOrNull(git, `${originMain}:${BRIEF_FILE}`);
+  if (briefText === null) {
+    throw new InputError(
+      { file: `origin/main:${BRIEF_FILE}` },
+      "the report on main has no brief beside it",
+      "restore NEXT-STEPS.md on main",
+    );
+  }
+  const brief = parseBrief(briefText, `origin/main:${BRIEF_FILE}`);
+  if (brief.task !== report.task) {
+    throw new InputError(
+      { file: `origin/main:${REPORT_FILE}`, key: "Task" },
+      `the report is for task ${report.task} but the brief on main is task ${brief.task}`,
+      "the executor commits both in one paperwork commit; restore them together",
+    );
+  }
+  return { report, brief, task: brief.fixes ?? brief.task, originMain };
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
+  const { report, brief } = s;
+  const record = await readReview(tick.state.reviews, s.task, brief.branch);
+
+  if (report.outcome === "BLOCKED") return await holdForBlocked(tick, s, record);
+
+  const pr = await tick.forge.find(brief.branch);
+  if (!pr) return { kind: "idle", message: `idle: no PR for ${brief.branch}` };
+
+  // Merged (by relay or by a person): make sure the next brief is promoted, once.
+  if (pr.state === "merged" || (await tick.primary.isAncestor(report.head, s.originMain))) {
+    if (!record.merged) {
+      record.merged = { sha: s.originMain, at: now(), by: "out-of-band" };
+      await writeReview(tick.state.reviews, record);
+      await tick.forge.noteMerged(pr);
+      tick.log.step(`task ${s.task}: ${pr.id} was merged outside relay`);
+    }
+    return await promoteAfterMerge(tick, `task ${s.task} is merged`);
+  }
+  if (pr.state === "closed") return { kind: "idle", message: `idle: ${pr.id} is closed` };
+  const working = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+  const executorBusy = (working !== null && readStatus(working) === "OPEN") ||
+    (await readTextOrNull(tick.state.journal)) !== null;
+  if (executorBusy) {
+    return {
+      kind: "waiting",
+      message: `waiting: a brief is open in ${BRIEF_FILE}; the executor goes first`,
+    };
+  }
+  if (pr.head !== report.head) {
+    // Nobody in the loop pushed this: relay neither reviews nor merges code no report stands behind.
+    const hold = {
+      task: s.task,
+      reason: `${pr.id} moved to ${pr.head.slice(0, 12)} outside relay; the report on main is for ${
+        report.head.slice(0, 12)
+      }`,
+      next:
+        `Find out who pushed to ${pr.branch}. To keep the new commits, queue a fix brief for task ${s.task} (Kind: fix, Fixes: ${s.task}, Branch: ${pr.branch}) so the executor reports on them; otherwise move them off the branch. Then run "relay resume".`,
+      at: now(),
+    };
+    await writeHold(tick.state.hold, hold);
+    throw new HoldError(hold.reason, hold.next);
+  }
+
+  let verdict = verdictFor(record, pr.head);
+  if (verdict?.verdict === "FAIL") {
+    if (record.fixes.some((f) => f.head === pr.head)) {
+      return {
+        kind: "waiting",
+        message: `waiting: the fix brief for ${pr.id} is with the executor`,
+      };
+    }
+    return await sendBack(tick, s, record, pr, verdict.findings, "The reviewer failed this PR.");
+  }
+  if (!verdict || verdict.stale) {
+    const v = await runReview(tick, s, record, pr);
+    if (v.verdict === "FAIL") {
+      return await sendBack(tick, s, record, pr, v.findings, "The reviewer failed this PR.");
+    }
+    verdict = verdictFor(record, pr.head)!;
+  }
+  return await gateAndMerge(tick, s, record, pr);
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function timestampId(): string {
+  return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Promise<ReviewResult> {
+  if (record.voids.some((v) => v.runId === `blocked-${s.report.head}-${s.report.task}`)) {
+    return {
+      kind: "waiting",
+      message: `waiting: task ${s.report.task} is BLOCKED and was handed to a person`,
+    };
+  }
+  record.voids.push({
+    runId: `blocked-${s.report.head}-${s.report.task}`,
+    at: now(),
+    why: "executor reported BLOCKED",
+  });
+  await writeReview(tick.state.reviews, record);
+  const hold = {
+    task: s.report.task,
+    reason: `task ${s.report.task} is BLOCKED: the executor could not finish it`,
+    next:
+      `Read COWORK-STATUS.md on main. Then queue a better brief (relay inbox add), or promote the next one (relay promote), and run "relay resume".`,
+    at: now(),
+  };
+  await writeHold(tick.state.hold, hold);
+  throw new HoldError(hold.reason, hold.next);
+}
+
+/** Snapshot of what a reviewer must not change. */
+async function snapshot(
+  wt: Git,
+  primary: Git,
+): Promise<{ head: string; status: string; refs: string }> {
+  const refs = (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
+    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/")).join(
+      "\n",
+    );
+  return {
+    head: await wt.out(["rev-parse", "HEAD"]),
+    status: await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+    refs,
+  };
+}
+
+/** Runs the reviewer, once more if its first turn was void or gave no verdict. Records the verdict. */
+async function runReview(
+  tick: Tick,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+): Promise<Verdict> {
+  const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
+  for (let turn = 1; turn <= 2; turn++) {
+    const runId = `${timestampId()}-review${s.task}-t${turn}`;
+    const runDir = join(tick.state.runs, runId);
+    await Deno.mkdir(runDir, { recursive: true });
+    const worktree = join(root, `review-${runId}`);
+    await tick.primary.run(["worktree", "add", "--quiet", "--detach", "--", worktree, pr.head]);
+    const wt = new Git(worktree);
+    const before = await snapshot(wt, tick.primary);
+    const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
+    const after = await snapshot(wt, tick.primary);
+    const changes: string[] = [];
+    if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
+    if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
+    if (after.refs !== before.refs) changes.push("refs changed");
+    if (changes.length) {
+      await voidTurn(tick, worktree, runId, before, after);
+      record.voids.push({
+        runId,
+        at: now(),
+        why: `the reviewer changed its worktree: ${changes.join("; ")}`,
+      });
+      await writeReview(tick.state.reviews, record);
+      tick.log.step(`review turn ${runId} is void: the reviewer changed its worktree`);
+      if (turn === 2) {
+        return await holdReview(
+          tick,
+          s,
+          runId,
+          `the reviewer changed its worktree twice (${changes.join("; ")})`,
+        );
+      }
+      continue;
+    }
+    await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
+    const parsed = parseVerdict(out);
+    if (!parsed.ok) {
+      record.voids.push({ runId, at: now(), why: `invalid verdict: ${parsed.problem}` });
+      await writeReview(tick.state.reviews, record);
+      tick.log.step(`review turn ${runId} gave no valid verdict: ${parsed.problem}`);
+      if (turn === 2) {
+        return await holdReview(
+          tick,
+          s,
+          runId,
+          `the reviewer gave no valid verdict twice (${parsed.problem})`,
+        );
+      }
+      continue;
+    }
+    record.verdicts.push({
+      runId,
+      at: now(),
+      reportTask: s.report.task,
+      head: pr.head,
+      tree: await tick.primary.treeOf(pr.head),
+      // The main the reviewer saw is the one the head is built on: if main has product
+      // commits past it, the gate re-runs the bar on the would-be merge before trusting this.
+      main: await tick.primary.out(["merge-base", pr.head, s.originMain]),
+      verdict: parsed.value.verdict,
+      findings: parsed.value.findings,
+    });
+    await writeReview(tick.state.reviews, record);
+    await tick.forge.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
+    tick.log.step(`task ${s.task}: verdict ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`);
+    failpoint("review-after-verdict");
+    return parsed.value;
+  }
+  throw new Error("unreachable");
+}
+
+async function holdReview(tick: Tick, s: Subject, runId: string, reason: string): Promise<never> {
+  const hold = {
+    task: s.task,
+    reason: `review of task ${s.task}: ${reason}`,
+    next:
+      `Look at .git/relay/runs/${runId}/ (reviewer log and output). Fix the reviewer's profile or REVIEWER.md, then run "relay resume".`,
+    at: now(),
+    runId,
+  };
+  await writeHold(tick.state.hold, hold);
+  throw new HoldError(hold.reason, hold.next);
+}
+
+/**
+ * Throws a void reviewer turn away without destroying anything: a moved HEAD
+ * and new refs are kept under refs/relay/void/<run>/, and the dirty worktree
+ * folder is moved aside, not deleted.
+ */
+async function voidTurn(
+  tick: Tick,
+  worktree: string,
+  runId: string,
+  before: { head: string; refs: string },
+  after: { head: string; refs: string },
+): Promise<void> {
+  const keep = `refs/relay/void/${runId}`;
+  if (after.head !== before.head) {
+    await tick.primary.updateRef(`${keep}/HEAD`, after.head, "relay: void reviewer turn");
+  }
+  const old = new Set(before.refs.split("\n"));
+  for (const line of after.refs.split("\n")) {
+    if (!line || old.has(line)) continue;
+    const [ref, sha] = line.split(" ");
+    if (ref && sha) {
+      await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
+    }
+  }
+  const aside = `${worktree}.void`;
+  await Deno.rename(worktree, aside);
+  await tick.primary.run(["worktree", "prune"]);
+  tick.log.step(`kept the void turn's files at ${aside}`);
+}
+
+async function dispatchReviewer(
+  tick: Tick,
+  s: Subject,
+  pr: PrStatus,
+  worktree: string,
+  runDir: string,
+): Promise<string> {
+  const spec = tick.profile.roles.reviewer;
+  const briefPath = join(runDir, "brief.md");
+  const reportPath = join(runDir, "report.md");
+  const verdictPath = join(runDir, "verdict.md");
+  const stdoutPath = join(runDir, "reviewer.stdout");
+  await Deno.writeTextFile(briefPath, writeBrief(s.brief));
+  await Deno.writeTextFile(
+    reportPath,
+    (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
+  );
+  const procedure = await showOrNull(tick.primary, `${s.originMain}:REVIEWER.md`);
+  const procedurePath = procedure === null ? null : join(runDir, "REVIEWER.md");
+  if (procedurePath) await Deno.writeTextFile(procedurePath, procedure!);
+  tick.log.step(
+    `task ${s.task}: starting the reviewer (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
+  );
+  const inv = buildInvocation(
+    "reviewer",
+    spec,
+    reviewerPrompt({
+      task: s.task,
+      title: s.brief.title,
+      branch: pr.branch,
+      head: pr.head,
+      base: s.originMain,
+      briefPath,
+      reportPath,
+      procedurePath,
+      verdictPath,
+      bar: s.brief.bar,
+    }),
+    { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0 },
+  );
+  if (inv.kind === "demo") {
+    await runDemoReviewer({ worktree, bar: s.brief.bar, verdictPath });
+  } else {
+    const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
+    const res = await runAgent({
+      argv: inv.argv,
+      cwd: worktree,
+      env: {
+        ...inv.env,
+        RELAY_ROLE: "reviewer",
+        RELAY_TASK: String(s.task),
+        RELAY_BRIEF: briefPath,
+        RELAY_REPORT: reportPath,
+        RELAY_VERDICT: verdictPath,
+      },
+      timeoutMs,
+      logPath: join(runDir, "reviewer.log"),
+      stdoutPath,
+      progress: tick.progress,
+      label: `reviewer task ${s.task}`,
+    });
+    if (res.timedOut) tick.log.step(`the reviewer timed out`);
+  }
+  const file = (await readTextOrNull(verdictPath))?.trim();
+  if (file) return file;
+  return (await readTextOrNull(stdoutPath)) ?? "";
+}
+
+async function sendBack(
+  tick: Tick,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+  findings: { severity: "blocker" | "major" | "minor"; text: string }[],
+  why: string,
+): Promise<ReviewResult> {
+  if (record.fixes.length >= tick.config.fixRounds) {
+    const hold = {
+      task: s.task,
+      reason:
+        `task ${s.task} was sent back ${record.fixes.length} time(s) and still does not pass (${why.trim()})`,
+      next:
+        `Read the findings in .git/relay/reviews/task-${s.task}.json and the report on main; decide by hand (fix, re-brief, or close ${pr.id}), then run "relay resume".`,
+      at: now(),
+    };
+    await writeHold(tick.state.hold, hold);
+    throw new HoldError(hold.reason, hold.next);
+  }
+  const inbox = await listInbox(tick.repo.root);
+  const used = await usedTaskNumbers(tick.repo, inbox);
+  const task = Math.max(0, s.report.task, ...used.keys()) + 1;
+  const brief = fixBrief({
+    task,
+    original: s.brief,
+    originalTask: s.task,
+    head: pr.head,
+    findings,
+    why,
+  });
+  await Deno.writeTextFile(join(tick.repo.root, BRIEF_FILE), writeBrief(brief));
+  record.fixes.push({ task, at: now(), head: pr.head });
+  await writeReview(tick.state.reviews, record);
+  return {
+    kind: "fix",
+    task: s.task,
+    fixTask: task,
+    message:
+      `task ${s.task}: sent back — fix brief ${task} is open in ${BRIEF_FILE} (round ${record.fixes.length}/${tick.config.fixRounds})`,
+  };
+}
+
+async function gateAndMerge(
+  tick: Tick,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+): Promise<ReviewResult> {
+  const decision = await gateFor(tick, s, record, pr);
+  tick.log.step(`gate for ${pr.id}:\n${formatGate(decision)}`);
+  switch (decision.decision) {
+    case "WAIT": {
+      const stale = decision.checks.find((c) =>
+        c.name === "verdict" && c.result === "WAIT" && /stale/i.test(c.reason)
+      );
+      if (stale) {
+        const v = verdictFor(record, pr.head);
+        if (v) v.stale = true;
+        await writeReview(tick.state.reviews, record);
+        // Reviewed again and still failing on the merge: only the executor can fix that, not another review.
+        if (record.verdicts.filter((x) => x.head === pr.head && x.stale).length >= 2) {
+          return await sendBack(tick, s, record, pr, [{
+            severity: "blocker",
+            text:
+              `the verification bar fails on the merge of ${pr.branch} with ${tick.config.main} (${
+                s.originMain.slice(0, 12)
+              }); bring the branch up to date with ${tick.config.main} and make the bar pass`,
+          }], "The PR no longer passes its bar once merged with main.");
+        }
+      }
+      return {
+        kind: "waiting",
+        message: `waiting: ${
+          decision.checks.filter((c) => c.result === "WAIT").map((c) => c.reason).join("; ")
+        }`,
+      };
+    }
+    case "HUMAN": {
+      const files = decision.checks.flatMap((c) => c.result === "HUMAN" ? c.files ?? [] : []);
+      if (record.human?.head !== pr.head) {
+        record.human = { head: pr.head, at: now(), files };
+        await writeReview(tick.state.reviews, record);
+      }
+      return {
+        kind: "human",
+        files,
+        message: `human path: ${pr.id} changes owner-accepted infra (${
+          files.join(", ")
+        }); a person reviews and merges it — relay never will`,
+      };
+    }
+    case "REFUSE": {
+      const findings = decision.checks.filter((c) => c.result === "REFUSE").map((c) => ({
+        severity: "blocker" as const,
+        text: `${c.name}: ${c.reason}`,
+      }));
+      return await sendBack(tick, s, record, pr, findings, "The merge gate refused this PR.");
+    }
+    case "MERGE": {
+      if (tick.config.merge !== "auto") {
+        return {
+          kind: "human",
+          files: [],
+          message:
+            `ready: ${pr.id} passed review and the gate; merge policy is "${tick.config.merge}": a person merges it`,
+        };
+      }
+      const res = await tick.forge.merge(
+        pr,
+        pr.head,
+        `Merge ${pr.branch}: ${s.brief.title} (task ${s.task}, reviewed by relay)`,
+      );
+      if (!res.merged) {
+        return {
+          kind: "waiting",
+          message: `waiting: merge of ${pr.id} did not land: ${res.why}; the next tick tries again`,
+        };
+      }
+      record.merged = { sha: res.sha, at: now(), by: "relay" };
+      await writeReview(tick.state.reviews, record);
+      tick.log.step(`task ${s.task}: merged ${pr.id} as ${res.sha.slice(0, 12)}`);
+      const after = await promoteAfterMerge(
+        tick,
+        `task ${s.task} merged (${res.sha.slice(0, 12)})`,
+      );
+      return { kind: "merged", task: s.task, sha: res.sha, message: after.message };
+    }
+  }
+}
+
+async function gateFor(
+  tick: Pick<Tick, "primary" | "config" | "forge" | "state">,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+): Promise<GateDecision> {
+  const scratchRoot = await Deno.makeTempDir({ prefix: "relay-merge-preview-" });
+  try {
+    return await runGate({
+      git: tick.primary,
+      config: tick.config,
+      pr,
+      report: s.report,
+      brief: s.brief,
+      review: record,
+      openPrs: await tick.forge.listOpen(),
+      revalidate: async (v) => {
+        const res = await revalidateOnMerge(tick.primary, {
+          originMain: s.originMain,
+          head: v.head,
+          bar: s.brief.bar,
+          timeoutMs: tick.config.timeouts.barMs,
+          maxBytes: tick.config.evidenceMaxBytes,
+          scratchRoot,
+        });
+        // Recorded, so the next tick (and relay status) reuse it instead of re-running the bar.
+        v.revalidations = [...(v.revalidations ?? []), {
+          main: s.originMain,
+          mergeTree: res.mergeTree,
+          passed: res.passed,
+          at: now(),
+        }];
+        if (tick.state) await writeReview(tick.state.reviews, record);
+        return res;
+      },
+    });
+  } finally {
+    await Deno.remove(scratchRoot, { recursive: true }).catch(() => {});
+  }
+}
+
+async function promoteAfterMerge(tick: Tick, done: string): Promise<ReviewResult> {
+  const res = await promoteNext(tick.repo.root);
+  if (res.result === "promoted") {
+    tick.log.step(`promoted task ${res.task}: ${res.title}`);
+    return { kind: "idle", message: `${done}; promoted task ${res.task} into ${BRIEF_FILE}` };
+  }
+  return { kind: "idle", message: `${done}; ${res.message}` };
+}
+
+/** `relay merge [<task>]`: the gate, then the merge, then promotion — what a PASS does, on demand. */
+export async function runMerge(
+  opts: ReviewOptions & { task?: number },
+): Promise<ReviewResult & { decision?: GateDecision }> {
+  const state = statePaths(opts.repo.commonDir);
+  await using lock = await tryLock(state.reviewLock, "merge");
+  if (!lock) {
+    return { kind: "busy", message: "busy: a relay review is running; try again when it ends" };
+  }
+  const config = await loadRepoConfig(opts.repo.root);
+  const primary = new Git(opts.repo.root, config.timeouts.networkMs);
+  await primary.fetch(config.remote);
+  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  const subject = originMain ? await readSubject(primary, originMain) : null;
+  if (
+    !subject ||
+    (opts.task !== undefined && opts.task !== subject.task && opts.task !== subject.report.task)
+  ) {
+    throw new InputError(
+      { file: `${config.remote}/${config.main}:${REPORT_FILE}` },
+      opts.task === undefined
+        ? "there is no report to merge"
+        : `there is no report for task ${opts.task}`,
+      "run relay status to see which task is in flight",
+    );
+  }
+  const tick: Tick = {
+    repo: opts.repo,
+    state,
+    primary,
+    config,
+    profile: { path: "", roles: {} as Profile["roles"] },
+    forge: plannerForge(config, primary, state.prs),
+    log: opts.log,
+    progress: opts.progress,
+  };
+  const pr = await tick.forge.find(subject.brief.branch);
+  if (!pr || pr.state !== "open") {
+    return {
+      kind: "idle",
+      message: `nothing to merge: ${
+        pr ? `${pr.id} is ${pr.state}` : `no PR for ${subject.brief.branch}`
+      }`,
+    };
+  }
+  const record = await readReview(state.reviews, subject.task, subject.brief.branch);
+  const decision = await gateFor(tick, subject, record, pr);
+  if (decision.decision !== "MERGE") {
+    return {
+      kind: "waiting",
+      decision,
+      message: `not merging ${pr.id}: the gate says ${decision.decision}\n${formatGate(decision)}`,
+    };
+  }
+  const res = await tick.forge.merge(
+    pr,
+    pr.head,
+    `Merge ${pr.branch}: ${subject.brief.title} (task ${subject.task}, reviewed by relay)`,
+  );
+  if (!res.merged) return { kind: "waiting", decision, message: `not merged: ${res.why}` };
+  record.merged = { sha: res.sha, at: now(), by: "relay" };
+  await writeReview(state.reviews, record);
+  const after = await promoteAfterMerge(tick, `merged ${pr.id} as ${res.sha.slice(0, 12)}`);
+  return { kind: "merged", task: subject.task, sha: res.sha, decision, message: after.message };
+}

@@ -1,0 +1,66 @@
+/**
+ * Review records under `.git/relay/reviews/task-<n>.json`: every verdict with
+ * the PR head and the trees it judged, revalidations of a PASS after main
+ * moved, and what the planner did with it. The gate reads these; so does
+ * `relay status`.
+ */
+import { join } from "node:path";
+import { readJson, writeJson } from "./json_file.ts";
+
+export type Severity = "blocker" | "major" | "minor";
+
+export interface Finding {
+  severity: Severity;
+  text: string;
+}
+
+export interface VerdictRecord {
+  runId: string;
+  at: string;
+  /** The task whose report was reviewed (a fix brief has its own task number). */
+  reportTask: number;
+  /** The PR head sha the reviewer judged. */
+  head: string;
+  /** That head's tree. */
+  tree: string;
+  /** origin/main when the review ran: its product tree is what the PASS assumed. */
+  main: string;
+  verdict: "PASS" | "FAIL";
+  findings: Finding[];
+  /** Set when a later check found the PASS no longer holds on a moved main. */
+  stale?: boolean;
+  /** Re-runs of the bar on the would-be merge after main moved by product code. */
+  revalidations?: { main: string; mergeTree: string; passed: boolean; at: string }[];
+}
+
+export interface ReviewRecord {
+  /** The original task (the PR's task); fix briefs point back to it. */
+  task: number;
+  branch: string;
+  verdicts: VerdictRecord[];
+  /** Void reviewer turns (the reviewer changed its worktree) and invalid verdicts. */
+  voids: { runId: string; at: string; why: string }[];
+  /** Fix briefs written for this task. */
+  fixes: { task: number; at: string; head: string }[];
+  merged?: { sha: string; at: string; by: "relay" | "out-of-band" };
+  /** The last gate decision that routed this PR to a person. */
+  human?: { head: string; at: string; files: string[] };
+}
+
+export function reviewPath(dir: string, task: number): string {
+  return join(dir, `task-${task}.json`);
+}
+
+export async function readReview(dir: string, task: number, branch: string): Promise<ReviewRecord> {
+  return (await readJson<ReviewRecord>(reviewPath(dir, task))) ??
+    { task, branch, verdicts: [], voids: [], fixes: [] };
+}
+
+export async function writeReview(dir: string, record: ReviewRecord): Promise<void> {
+  await writeJson(reviewPath(dir, record.task), record);
+}
+
+/** The newest verdict for exactly this head, if any. */
+export function verdictFor(record: ReviewRecord, head: string): VerdictRecord | undefined {
+  return record.verdicts.filter((v) => v.head === head).at(-1);
+}

@@ -1,0 +1,93 @@
+/** `relay --help`, `relay <command> --help` and `relay version`, through the real CLI. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { makeScene, ROOT } from "./helpers/scene.ts";
+import { HELP, VERSION } from "../lib/cli/help.ts";
+
+/** The commands main.ts dispatches: the `name: async () => …` rows of its COMMANDS table. */
+const COMMANDS = [
+  ...Deno.readTextFileSync(join(ROOT, "main.ts")).matchAll(/^ {2}(\w+): async \(\) =>/gm),
+].map((m) => m[1]!);
+
+Deno.test("every command main.ts dispatches has help text, and the help names no other command", () => {
+  assert.ok(COMMANDS.length >= 8, COMMANDS.join(", "));
+  for (
+    const command of ["init", "inbox", "promote", "poll", "status", "resume", "demo", "version"]
+  ) {
+    assert.ok(COMMANDS.includes(command), command);
+  }
+  assert.deepEqual(
+    Object.keys(HELP).filter((k) => k !== "relay").sort(),
+    [...COMMANDS].sort(),
+  );
+});
+
+Deno.test("relay --help lists every command and the exit codes, and exits 0", async () => {
+  await using scene = await makeScene();
+  for (const args of [["--help"], ["-h"], ["help"]]) {
+    const res = await scene.relay(args);
+    assert.equal(res.code, 0, `${args.join(" ")}: ${res.stderr}`);
+    assert.equal(res.stdout, `${HELP.relay}\n`);
+    for (const command of COMMANDS) assert.match(res.stdout, new RegExp(`^  ${command} `, "m"));
+    assert.match(res.stdout, /Exit codes: 0 done, idle or busy; 1 failure; 2 bad input/);
+  }
+});
+
+Deno.test("relay with no command prints the help and exits 2", async () => {
+  await using scene = await makeScene();
+  const res = await scene.relay([]);
+  assert.equal(res.code, 2);
+  assert.equal(res.stdout, `${HELP.relay}\n`);
+});
+
+Deno.test("relay <command> --help exits 0 with that command's usage, even outside a repository", async () => {
+  await using scene = await makeScene();
+  for (const command of COMMANDS) {
+    for (
+      const args of [[command, "--help"], [command, "-h"], ["--help", command], ["help", command]]
+    ) {
+      // scene.dir holds the clone but is not itself a repository.
+      const res = await scene.relay(args, { cwd: scene.dir });
+      assert.equal(res.code, 0, `${args.join(" ")}: ${res.stderr}`);
+      assert.equal(res.stdout, `${HELP[command]}\n`, args.join(" "));
+      assert.match(res.stdout, new RegExp(`^Usage: relay ${command}`));
+      assert.equal(res.stderr, "");
+    }
+  }
+});
+
+Deno.test("relay rejects an unknown command or option with exit 2 and a pointer to --help", async () => {
+  await using scene = await makeScene();
+  const command = await scene.relay(["frobnicate"]);
+  assert.equal(command.code, 2);
+  assert.match(command.stderr, /relay: error: unknown command "frobnicate"/);
+  assert.match(command.stderr, /Run "relay --help" for usage\./);
+
+  const option = await scene.relay(["status", "--bogus"]);
+  assert.equal(option.code, 2);
+  assert.match(option.stderr, /--bogus/);
+  assert.match(option.stderr, /Run "relay status --help" for usage\./);
+});
+
+Deno.test("relay version prints the version, and --json the same as data", async () => {
+  await using scene = await makeScene();
+  const text = await scene.relay(["version"]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.equal(
+    text.stdout,
+    `relay ${VERSION} (deno ${Deno.version.deno}, ${Deno.build.os}-${Deno.build.arch})\n`,
+  );
+  const flag = await scene.relay(["--version"]);
+  assert.equal(flag.code, 0, flag.stderr);
+  assert.equal(flag.stdout, text.stdout);
+
+  const json = await scene.relay(["version", "--json"]);
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(JSON.parse(json.stdout), {
+    version: VERSION,
+    deno: Deno.version.deno,
+    os: Deno.build.os,
+    arch: Deno.build.arch,
+  });
+  assert.match(VERSION, /^\d+\.\d+\.\d+/);
+});

@@ -1,0 +1,104 @@
+/** README.md's examples are what relay actually reads: a README that lies is caught here. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "./helpers/scene.ts";
+import { parseBrief } from "../lib/protocol/brief.ts";
+import { parseReport } from "../lib/protocol/report.ts";
+import { DEFAULT_REPO_CONFIG, parseRepoConfig } from "../lib/config/repo.ts";
+import { parseProfile } from "../lib/config/profile.ts";
+import { Exit } from "../lib/errors.ts";
+
+const README = Deno.readTextFileSync(join(ROOT, "README.md"));
+
+/** The first fenced block after the heading `heading`, with its language tag. */
+function firstBlockAfter(heading: string): { lang: string; body: string } {
+  const start = README.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `README has no "${heading}"`);
+  const rest = README.slice(start + heading.length + 2);
+  const m = /^(`{3,})(\w*)\n([\s\S]*?)^\1$/m.exec(rest);
+  assert.ok(m, `no fenced block after "${heading}"`);
+  // Nothing but prose between the heading and the block: no other heading.
+  assert.doesNotMatch(rest.slice(0, m.index), /^#/m, `the block is not right under "${heading}"`);
+  return { lang: m[2]!, body: m[3]! };
+}
+
+Deno.test("README's NEXT-STEPS.md example parses as an open brief", () => {
+  const example = firstBlockAfter("### The brief: `NEXT-STEPS.md` and the inbox");
+  const brief = parseBrief(example.body, "README.md");
+  assert.equal(brief.status, "OPEN");
+  assert.equal(brief.task, 3);
+  assert.equal(brief.branch, "task-3");
+  assert.deepEqual(brief.bar, ["npm test", "node scripts/probe-health.js"]);
+});
+
+Deno.test("README's COWORK-STATUS.md example parses, with its relay line and evidence", () => {
+  const example = firstBlockAfter("### The report: `COWORK-STATUS.md`");
+  const report = parseReport(example.body, "README.md");
+  assert.equal(report.outcome, "SHIPPED");
+  assert.equal(report.warnings.length, 1);
+  assert.match(report.warnings[0]!, /^DISAGREEMENT: /);
+  assert.deepEqual(report.verification.map((r) => [r.command, r.exit]), [["npm test", 0]]);
+  assert.deepEqual(report.evidence.map((e) => [e.command, e.exit]), [["npm test", 1]]);
+});
+
+Deno.test("README's .relay/config.yaml example is exactly the defaults", () => {
+  const example = firstBlockAfter("## `.relay/config.yaml`");
+  assert.equal(example.lang, "yaml");
+  assert.deepEqual(parseRepoConfig(example.body, "README.md"), DEFAULT_REPO_CONFIG);
+});
+
+Deno.test("README's profile example is a valid operator profile", () => {
+  const example = firstBlockAfter("## The operator profile");
+  assert.equal(example.lang, "yaml");
+  const profile = parseProfile(example.body, "README.md");
+  assert.equal(profile.roles.executor.vendor, "claude");
+  assert.equal(profile.roles.reviewer.vendor, "codex");
+  assert.equal(profile.roles.executor.timeoutMs, 60 * 60_000);
+  assert.equal(profile.roles.reviewer.timeoutMs, 30 * 60_000);
+});
+
+Deno.test("README's commands table names exactly the commands main.ts dispatches", () => {
+  const main = Deno.readTextFileSync(join(ROOT, "main.ts"));
+  const dispatched = [...main.matchAll(/^ {2}(\w+): async \(\) =>/gm)].map((m) => m[1]!);
+  const documented = [...README.matchAll(/^\| `relay (\w+)/gm)].map((m) => m[1]!);
+  assert.deepEqual([...new Set(documented)].sort(), [...dispatched].sort());
+});
+
+Deno.test("README's exit codes match lib/errors.ts", () => {
+  for (
+    const [code, word] of [[Exit.ok, "done"], [Exit.failure, "failure"], [
+      Exit.badInput,
+      "bad input",
+    ], [Exit.hold, "HOLD"]] as const
+  ) {
+    assert.match(README, new RegExp(`^\\| ${code} +\\| ${word}`, "m"));
+  }
+});
+
+Deno.test("README's vendor table shows the exact argv lib/agents/presets.ts builds", async () => {
+  const { buildInvocation } = await import("../lib/agents/presets.ts");
+  // As a shell would need it: an argument with spaces or shell characters in double quotes.
+  const shown = (argv: string[]) =>
+    argv.map((a) => (a !== "<prompt>" && /[^\w./,:=-]/.test(a) ? `"${a}"` : a)).join(" ");
+  const rows: [string, string, boolean, string][] = [
+    ["claude", "executor", false, "| claude  | executor | `"],
+    ["claude", "executor", true, "| claude  | executor | as root: `"],
+    ["claude", "reviewer", false, "| claude  | reviewer | `"],
+    ["codex", "executor", false, "| codex   | executor | `"],
+    ["codex", "reviewer", false, "| codex   | reviewer | `"],
+  ];
+  for (const [vendor, role, isRoot, prefix] of rows) {
+    const inv = buildInvocation(
+      role as "executor" | "reviewer",
+      { vendor: vendor as "claude" | "codex", model: "M", timeoutMs: 1, env: {} },
+      "<prompt>",
+      { isRoot },
+    );
+    assert.equal(inv.kind, "process");
+    if (inv.kind !== "process") continue;
+    const line = README.split("\n").find((l) => l.startsWith(prefix));
+    assert.ok(line, `README has no row starting "${prefix}"`);
+    const documented = line.slice(prefix.length, line.indexOf("`", prefix.length));
+    assert.equal(documented, shown(inv.argv), `${vendor} ${role}${isRoot ? " as root" : ""}`);
+  }
+});

@@ -1,0 +1,543 @@
+/**
+ * End to end with fake agents that behave badly: each case runs the real CLI
+ * on a plain git remote and asserts the outcome through real git state —
+ * refs on origin, files in commits, the report on origin/main, exit codes and
+ * `.git/relay/hold.json`.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AGENTS, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+
+const HOLD = 3;
+
+/** Writes NEXT-STEPS.md in the primary tree as an OPEN feature brief on branch task-<n>. */
+async function openBrief(
+  scene: Scene,
+  opts: { task?: number; title?: string; bar?: string[] } = {},
+): Promise<void> {
+  const task = opts.task ?? 1;
+  await scene.write(
+    "NEXT-STEPS.md",
+    brief({
+      status: "OPEN",
+      task,
+      title: opts.title ?? "Add a feature",
+      kind: "feature",
+      extraHeader: `Branch: task-${task}`,
+      ...(opts.bar ? { bar: opts.bar } : {}),
+    }),
+  );
+}
+
+/** The fake agent run through counted.sh, which logs each launch in $FAKE_COUNT_FILE. */
+function counted(agent: string): string[] {
+  return ["bash", join(AGENTS, "counted.sh"), agent, "{prompt}"];
+}
+
+/** Writes the operator profile by hand, with the executor's turn limit set to `timeout`. */
+async function setProfile(scene: Scene, argv: string[], timeout: string): Promise<void> {
+  await Deno.writeTextFile(
+    scene.profile,
+    `roles:\n  executor:\n    vendor: command\n    argv: ${JSON.stringify(argv)}\n` +
+      `    timeout: ${timeout}\n` +
+      `  reviewer:\n    vendor: command\n    argv: ${JSON.stringify(argv)}\n` +
+      `worktree_root: ${scene.worktrees}\n`,
+  );
+}
+
+async function launches(countFile: string): Promise<number> {
+  const text = await Deno.readTextFile(countFile).catch(() => "");
+  return text.split("\n").filter((l) => l.startsWith("run ")).length;
+}
+
+/** Every ref of the origin, read in the bare repository itself (no fetch needed). */
+async function originRefs(scene: Scene): Promise<Record<string, string>> {
+  const out = await scene.out(["for-each-ref", "--format=%(refname) %(objectname)"], scene.origin);
+  const refs: Record<string, string> = {};
+  for (const line of out.split("\n").filter((l) => l !== "")) {
+    const [name, sha] = line.split(" ");
+    refs[name!] = sha!;
+  }
+  return refs;
+}
+
+/** A file as committed at `rev` in the origin. */
+async function originFile(scene: Scene, rev: string, path: string): Promise<string> {
+  return (await scene.git(scene.origin, ["show", `${rev}:${path}`])).stdout;
+}
+
+function stateDir(scene: Scene): string {
+  return join(scene.work, ".git", "relay");
+}
+
+function holdPath(scene: Scene): string {
+  return join(stateDir(scene), "hold.json");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+function all(res: RelayResult): string {
+  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
+}
+
+/** Subjects of the commits in `range`, newest first, read in the primary tree. */
+async function subjects(scene: Scene, range: string): Promise<string[]> {
+  return (await scene.out(["log", "--format=%s", range])).split("\n").filter((s) => s !== "");
+}
+
+/** Files a commit changes. */
+async function filesOf(scene: Scene, rev: string): Promise<string[]> {
+  return (await scene.out(["show", "--name-only", "--format=", rev])).split("\n")
+    .filter((s) => s !== "").sort();
+}
+
+/** Processes (not zombies) whose process group is `pgid`. */
+async function groupMembers(pgid: number): Promise<string[]> {
+  const out = await new Deno.Command("ps", {
+    args: ["-e", "-o", "pid=,pgid=,stat=,args="],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => {
+    const [, group, stat] = line.trim().split(/\s+/);
+    return Number(group) === pgid && stat !== undefined && !stat.startsWith("Z");
+  });
+}
+
+/** The archived journals of finished runs, keyed by run id. */
+async function archivedJournals(
+  scene: Scene,
+): Promise<Map<string, { agentPid?: number; attempt: number }>> {
+  const runs = new Map<string, { agentPid?: number; attempt: number }>();
+  for await (const entry of Deno.readDir(join(stateDir(scene), "runs"))) {
+    const path = join(stateDir(scene), "runs", entry.name, "journal.json");
+    if (await exists(path)) runs.set(entry.name, JSON.parse(await Deno.readTextFile(path)));
+  }
+  return runs;
+}
+
+Deno.test("an agent that commits the paperwork to its branch still ships a product-only branch with its own commits and report", async () => {
+  await using scene = await makeScene({ agent: "paperwork.sh" });
+  await openBrief(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  const branchFiles = await scene.out(["diff", "--name-only", "origin/main...origin/task-1"]);
+  assert.deepEqual(branchFiles.split("\n"), ["src/feature-1.txt"]);
+
+  // Nothing rewritten: the agent's two commits are in the pushed history, relay's commit on top.
+  const log = await subjects(scene, "origin/main..origin/task-1");
+  assert.deepEqual(log, ["Task #1: Add a feature", "Task #1: status", "Task #1: add the feature"]);
+  const agentStatus = await scene.out(["rev-parse", "origin/task-1~1"]);
+  assert.deepEqual(await filesOf(scene, agentStatus), [
+    ".relay/agent-note.md",
+    "COWORK-STATUS.md",
+    "NEXT-STEPS.md",
+  ]);
+  assert.deepEqual(await filesOf(scene, "origin/task-1"), [
+    ".relay/agent-note.md",
+    "COWORK-STATUS.md",
+    "NEXT-STEPS.md",
+  ]);
+
+  // The agent's report (its pasted run of the bar) is what landed on origin/main.
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Outcome: SHIPPED$/m);
+  assert.match(report, /## What shipped\n\nsrc\/feature-1\.txt\n/);
+  assert.match(
+    report,
+    /## Verification\n\n### `git ls-files src`\n\n```\nsrc\/app\.txt\nsrc\/feature-1\.txt\n```\n\nExit: 0/,
+  );
+  assert.match(await originFile(scene, "main", "NEXT-STEPS.md"), /^Status: DONE\nTask: 1\n/);
+});
+
+Deno.test("an agent that commits the paperwork over files already on main leaves them as main has them", async () => {
+  await using scene = await makeScene({ agent: "paperwork.sh" });
+  // Task 1's paperwork is on main, as relay leaves it.
+  await scene.write(
+    "NEXT-STEPS.md",
+    brief({ status: "DONE", task: 1, kind: "feature", extraHeader: "Branch: task-1" }),
+  );
+  await scene.write("COWORK-STATUS.md", "Task: 1\nOutcome: SHIPPED\nBranch: task-1\n");
+  await scene.git(scene.work, ["add", "NEXT-STEPS.md", "COWORK-STATUS.md"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "Task #1: status"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await openBrief(scene, { task: 2, title: "Add another feature" });
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 2 shipped/);
+
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  const branchFiles = await scene.out(["diff", "--name-only", "origin/main...origin/task-2"]);
+  assert.deepEqual(branchFiles.split("\n"), ["src/feature-2.txt"]);
+  assert.deepEqual(await subjects(scene, "origin/main..origin/task-2"), [
+    "Task #2: Add another feature",
+    "Task #2: status",
+    "Task #2: add the feature",
+  ]);
+  // The branch ends with main's own paperwork, byte for byte.
+  assert.equal(
+    await originFile(scene, "task-2", "COWORK-STATUS.md"),
+    "Task: 1\nOutcome: SHIPPED\nBranch: task-1\n",
+  );
+  assert.match(await originFile(scene, "task-2", "NEXT-STEPS.md"), /^Status: DONE\nTask: 1\n/);
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Task: 2$/m);
+  assert.match(report, /## What shipped\n\nsrc\/feature-2\.txt\n/);
+});
+
+Deno.test("an agent that edits a file in the primary tree gets a HOLD that names the file, and nothing is pushed", async () => {
+  await using scene = await makeScene({ agent: counted("primary.sh") });
+  const countFile = join(scene.dir, "count");
+  const env = { FAKE_COUNT_FILE: countFile };
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"], { env });
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*README\.md/);
+  assert.equal(await launches(countFile), 1);
+
+  assert.deepEqual(await originRefs(scene), originBefore);
+  assert.ok(await exists(holdPath(scene)));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  assert.equal(hold.task, 1);
+  assert.match(hold.reason, /tracked files of the primary tree changed: README\.md/);
+  // relay changed nothing in the primary tree: the agent's edit is there for a person to see.
+  assert.match(await scene.read("README.md"), /edited by the agent/);
+
+  const again = await scene.relay(["poll"], { env });
+  assert.equal(again.code, HOLD, all(again));
+  assert.ok(again.stderr.includes(hold.reason), again.stderr);
+  assert.equal(await launches(countFile), 1, "the second poll launched the agent again");
+  assert.deepEqual(await originRefs(scene), originBefore);
+
+  const status = await scene.relay(["status"]);
+  assert.equal(status.code, HOLD, all(status));
+  assert.ok(status.stdout.includes(`HOLD: ${hold.reason}`), status.stdout);
+
+  const resume = await scene.relay(["resume"]);
+  assert.equal(resume.code, 0, all(resume));
+  assert.match(resume.stdout, /^cleared: HOLD on task 1/);
+  assert.equal(await exists(holdPath(scene)), false);
+  const after = await scene.relay(["status"]);
+  assert.equal(after.code, 0, all(after));
+  assert.doesNotMatch(after.stdout, /HOLD/);
+});
+
+Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {
+  await using scene = await makeScene({ agent: "moves-main.sh" });
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*main moved from/);
+  assert.deepEqual(await originRefs(scene), originBefore);
+  assert.ok(await exists(holdPath(scene)));
+
+  assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "Task #1: add the feature");
+  assert.deepEqual(await filesOf(scene, "task-1"), ["src/feature-1.txt"]);
+  const anchors = await scene.out([
+    "for-each-ref",
+    "--format=%(refname)",
+    "refs/relay/anchors/task-1/",
+  ]);
+  assert.match(anchors, /-before$/m);
+});
+
+Deno.test("after a resumed moves-main HOLD, relay never pushes the agent's commit to origin/main", async () => {
+  await using scene = await makeScene({ agent: "moves-main.sh" });
+  await openBrief(scene);
+  const initial = (await originRefs(scene))["refs/heads/main"]!;
+  const hold = await scene.relay(["poll"]);
+  assert.equal(hold.code, HOLD, all(hold));
+  const agentCommit = await scene.out(["rev-parse", "task-1"]);
+  assert.equal(await scene.out(["rev-parse", "main"]), agentCommit);
+
+  // A person resumes without repairing main, and the next brief ships on its own branch.
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  await scene.setAgent("good.sh");
+  await openBrief(scene, { task: 2, title: "Add another feature" });
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*local main has commits .* not paperwork/);
+  assert.equal((await originRefs(scene))["refs/heads/main"], initial);
+
+  // Once main is repaired, the next poll finishes the same run: paperwork only on origin/main.
+  await scene.git(scene.work, ["update-ref", "refs/heads/main", initial]);
+  const after = await scene.relay(["poll"]);
+  assert.equal(after.code, 0, all(after));
+  assert.match(after.stdout, /task 2 shipped/);
+  const main = (await originRefs(scene))["refs/heads/main"]!;
+  assert.equal(await scene.out(["rev-parse", `${main}~1`], scene.origin), initial);
+  assert.deepEqual(await filesOf(scene, main), ["COWORK-STATUS.md", "NEXT-STEPS.md"]);
+  const merged = await scene.git(scene.origin, [
+    "merge-base",
+    "--is-ancestor",
+    agentCommit,
+    main,
+  ], true);
+  assert.notEqual(merged.code, 0, "the agent's commit reached origin/main");
+});
+
+Deno.test("an agent that switches its worktree to another branch gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {
+  await using scene = await makeScene({ agent: "switches.sh" });
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*the worktree is on "elsewhere" instead of "task-1"/);
+  assert.deepEqual(await originRefs(scene), originBefore);
+  assert.ok(await exists(holdPath(scene)));
+
+  assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "Task #1: add the feature");
+  assert.deepEqual(await filesOf(scene, "task-1"), ["src/feature-1.txt"]);
+  assert.equal(
+    await scene.out(["rev-parse", "elsewhere"]),
+    await scene.out(["rev-parse", "task-1"]),
+  );
+});
+
+Deno.test("an agent that hangs is stopped at the turn limit, its work kept, and after the cap relay reports BLOCKED", async () => {
+  await using scene = await makeScene();
+  await setProfile(scene, counted("hang.sh"), "1s");
+  const countFile = join(scene.dir, "count");
+  const env = { FAKE_COUNT_FILE: countFile };
+  await openBrief(scene);
+  const mainBefore = (await originRefs(scene))["refs/heads/main"];
+
+  const started = performance.now();
+  const poll = await scene.relay(["poll"], { env });
+  const elapsed = performance.now() - started;
+  assert.equal(poll.code, 1, all(poll));
+  assert.match(poll.stdout, /attempt 1\/2 failed: the agent timed out after 1s/);
+  assert.ok(elapsed < 8_000, `the tick took ${Math.round(elapsed)}ms`);
+  assert.match(poll.stderr, /starting the executor .*-task1-a1, timeout 1s\n/);
+  assert.equal(await launches(countFile), 1);
+
+  // The partial work is committed on the local branch (and anchored), never pushed.
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "task-1"]),
+    /^WIP: Task #1 attempt 1 \(the agent timed out after 1s.*\) \[relay\]$/,
+  );
+  assert.deepEqual(await filesOf(scene, "task-1"), ["src/partial-1.txt"]);
+  const anchors = await scene.out([
+    "for-each-ref",
+    "--format=%(refname) %(objectname)",
+    "refs/relay/anchors/task-1/",
+  ]);
+  assert.match(anchors, new RegExp(`-a1-after ${await scene.out(["rev-parse", "task-1"])}$`, "m"));
+  const origin = await originRefs(scene);
+  assert.equal(origin["refs/heads/task-1"], undefined);
+  assert.equal(origin["refs/heads/main"], mainBefore);
+
+  // No process of the agent's group (the `sleep 300` above all) outlived the tick.
+  const runs = await archivedJournals(scene);
+  const first = [...runs.entries()].find(([id]) => id.endsWith("-a1"));
+  assert.ok(first?.[1].agentPid, "no archived journal with the agent's pid");
+  assert.deepEqual(await groupMembers(first[1].agentPid), []);
+
+  const record = JSON.parse(await Deno.readTextFile(join(stateDir(scene), "tasks", "1.json")));
+  assert.equal(record.attempts.length, 1);
+  assert.equal(record.attempts[0].result, "failed");
+
+  // Attempt 2 hangs as well: the cap (2) is reached and relay writes the BLOCKED report itself.
+  const second = await scene.relay(["poll"], { env });
+  assert.equal(second.code, 1, all(second));
+  assert.match(second.stderr, /starting the executor .*-task1-a2/);
+  assert.match(second.stdout, /task 1 BLOCKED: 2 attempt\(s\) failed; last: the agent timed out/);
+  assert.equal(await launches(countFile), 2);
+  const secondRun = [...(await archivedJournals(scene)).entries()].find(([id]) =>
+    id.endsWith("-a2")
+  );
+  assert.ok(secondRun?.[1].agentPid);
+  assert.deepEqual(await groupMembers(secondRun[1].agentPid), []);
+
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Outcome: BLOCKED$/m);
+  assert.match(report, /Written by relay, not by the agent/);
+  assert.match(await originFile(scene, "main", "NEXT-STEPS.md"), /^Status: DONE\n/);
+
+  const idle = await scene.relay(["poll"], { env });
+  assert.equal(idle.code, 0, all(idle));
+  assert.equal(await launches(countFile), 2, "a poll after BLOCKED launched the agent");
+});
+
+Deno.test("an agent that exits 1 is launched exactly `attempts` times, then relay reports BLOCKED and stops", async () => {
+  await using scene = await makeScene({ agent: "exit1.sh", config: "attempts: 3\n" });
+  const countFile = join(scene.dir, "count");
+  const env = { FAKE_COUNT_FILE: countFile };
+  await openBrief(scene);
+  const mainBefore = (await originRefs(scene))["refs/heads/main"];
+
+  for (const n of [1, 2]) {
+    const poll = await scene.relay(["poll"], { env });
+    assert.equal(poll.code, 1, all(poll));
+    assert.match(
+      poll.stdout,
+      new RegExp(`attempt ${n}/3 failed: the agent exited 1; the agent wrote no report`),
+    );
+    assert.equal(await launches(countFile), n);
+    assert.equal((await originRefs(scene))["refs/heads/main"], mainBefore);
+    assert.equal((await originRefs(scene))["refs/heads/task-1"], undefined);
+  }
+  const last = await scene.relay(["poll"], { env });
+  assert.equal(last.code, 1, all(last));
+  assert.match(last.stdout, /task 1 BLOCKED: 3 attempt\(s\) failed; last: the agent exited 1/);
+  assert.equal(await launches(countFile), 3);
+
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Outcome: BLOCKED$/m);
+  assert.match(await originFile(scene, "main", "NEXT-STEPS.md"), /^Status: DONE\n/);
+  // The partial work is visible on origin, in a WIP commit of the first attempt.
+  const origin = await originRefs(scene);
+  assert.ok(origin["refs/heads/task-1"]);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.deepEqual(
+    (await scene.out(["diff", "--name-only", "origin/main...origin/task-1"])).split("\n"),
+    ["src/partial-1.txt"],
+  );
+
+  for (let i = 0; i < 2; i++) {
+    const idle = await scene.relay(["poll"], { env });
+    assert.equal(idle.code, 0, all(idle));
+  }
+  assert.equal(await launches(countFile), 3, "a poll after BLOCKED launched the agent");
+});
+
+Deno.test("an agent that writes 'verified' with no output fails the attempt, naming the command without output", async () => {
+  await using scene = await makeScene({ agent: "verified.sh" });
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 1, all(poll));
+  assert.match(
+    poll.stdout,
+    /attempt 1\/2 failed: invalid report: .*No pasted output for `git ls-files src`/,
+  );
+  assert.deepEqual(await originRefs(scene), originBefore);
+
+  // The second attempt fails the same way: the cap is reached and the report is BLOCKED, never SHIPPED.
+  const second = await scene.relay(["poll"]);
+  assert.equal(second.code, 1, all(second));
+  assert.match(second.stdout, /task 1 BLOCKED/);
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Outcome: BLOCKED$/m);
+  assert.doesNotMatch(report, /SHIPPED/);
+  assert.match(report, /No pasted output for `git ls-files src`/);
+});
+
+Deno.test("a report that pastes passing output for a failing bar command carries a DISAGREEMENT line and relay's real exit code", async () => {
+  await using scene = await makeScene({ agent: "liar.sh" });
+  const failing = "git ls-files --error-unmatch nothing-here";
+  await openBrief(scene, { bar: ["git ls-files src", failing] });
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped: .* 1 warning\(s\) in the report/);
+
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  const top = report.slice(0, report.indexOf("## What shipped"));
+  assert.match(
+    top,
+    /^> relay: DISAGREEMENT: the report shows `git ls-files --error-unmatch nothing-here` passing, but relay's own run exited 1\.$/m,
+  );
+  assert.equal(report.match(/DISAGREEMENT/g)?.length, 1);
+  const evidence = report.slice(report.indexOf("## Relay evidence"));
+  assert.match(
+    evidence,
+    /### `git ls-files --error-unmatch nothing-here`\n\nExit: 1 · tree [0-9a-f]{40}/,
+  );
+  assert.match(evidence, /did not match any file/);
+  assert.match(evidence, /### `git ls-files src`\n\nExit: 0 · tree/);
+  // The agent's pasted (false) output is kept as it wrote it.
+  assert.match(
+    report,
+    /## Verification\n\n### `git ls-files src`\n\n```\nall 12 tests passed\n```/,
+  );
+});
+
+Deno.test("work an agent leaves uncommitted is committed by relay as `Task #1: <title>`, product files only", async () => {
+  await using scene = await makeScene({ agent: "uncommitted.sh" });
+  await openBrief(scene, { title: "Add the widget" });
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.deepEqual(await subjects(scene, "origin/main..origin/task-1"), [
+    "Task #1: Add the widget",
+  ]);
+  assert.deepEqual(await filesOf(scene, "origin/task-1"), ["src/feature-1.txt"]);
+  assert.equal(await scene.out(["status", "--porcelain"], join(scene.worktrees, "task-1")), "");
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(
+    report,
+    new RegExp(`^Head: ${await scene.out(["rev-parse", "origin/task-1"])}$`, "m"),
+  );
+  assert.match(report, /## What shipped\n\nsrc\/feature-1\.txt\n/);
+});
+
+Deno.test("a fix brief reuses the task's worktree and branch and fast-forwards it on origin", async () => {
+  await using scene = await makeScene();
+  await openBrief(scene);
+  const first = await scene.relay(["poll"]);
+  assert.equal(first.code, 0, all(first));
+  const shipped = (await originRefs(scene))["refs/heads/task-1"];
+  assert.ok(shipped);
+
+  await scene.setAgent("fixer.sh");
+  await scene.write(
+    "NEXT-STEPS.md",
+    brief({
+      status: "OPEN",
+      task: 2,
+      title: "Fix the feature",
+      kind: "fix",
+      extraHeader: "Fixes: 1\nBranch: task-1",
+    }),
+  );
+  const fix = await scene.relay(["poll"]);
+  assert.equal(fix.code, 0, all(fix));
+  assert.match(fix.stdout, /task 2 shipped: task-1 at/);
+  assert.match(
+    fix.stderr,
+    new RegExp(`task 2: worktree reused at ${scene.worktrees}/task-1 on task-1`),
+  );
+
+  const origin = await originRefs(scene);
+  const fixed = origin["refs/heads/task-1"];
+  assert.ok(fixed && fixed !== shipped, "origin/task-1 did not advance");
+  assert.equal(origin["refs/heads/task-2"], undefined);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  // A fast-forward: the shipped head is the parent of the fix commit.
+  assert.equal(await scene.out(["rev-parse", `${fixed}~1`]), shipped);
+  assert.equal(await scene.out(["log", "-1", "--format=%s", fixed]), "Task #2: add the feature");
+  assert.deepEqual(
+    (await scene.out(["diff", "--name-only", "origin/main...origin/task-1"])).split("\n"),
+    ["src/feature-1.txt", "src/feature-2.txt"],
+  );
+  const worktrees = (await scene.out(["worktree", "list", "--porcelain"])).split("\n")
+    .filter((l) => l.startsWith("worktree "));
+  assert.deepEqual(worktrees, [`worktree ${scene.work}`, `worktree ${scene.worktrees}/task-1`]);
+
+  const report = await originFile(scene, "main", "COWORK-STATUS.md");
+  assert.match(report, /^Task: 2\nOutcome: SHIPPED\nBranch: task-1\n/);
+  assert.match(report, new RegExp(`^Head: ${fixed}$`, "m"));
+  assert.match(await originFile(scene, "main", "NEXT-STEPS.md"), /^Status: DONE\nTask: 2\n/);
+});

@@ -1,0 +1,332 @@
+/**
+ * End to end, the planner half: poll → review → gate → merge → promotion, and
+ * everything that must NOT merge. Real CLI, real git, fake agents and reviewers.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { brief, makeScene, type Scene } from "./helpers/scene.ts";
+
+async function queue(scene: Scene, text: string): Promise<void> {
+  const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
+  assert.equal(res.code, 0, res.stderr);
+}
+
+async function ship(scene: Scene, env: Record<string, string> = {}): Promise<void> {
+  const res = await scene.relay(["poll"], { env });
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /shipped/);
+}
+
+async function review(scene: Scene, env: Record<string, string> = {}) {
+  return await scene.relay(["review"], { env });
+}
+
+async function originMainSubjects(scene: Scene): Promise<string[]> {
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  return (await scene.out(["log", "--format=%s", "origin/main"])).split("\n");
+}
+
+Deno.test("a PASS merges the PR server side and promotes the next brief", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  await ship(scene);
+
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /promoted task 2/);
+  const subjects = await originMainSubjects(scene);
+  assert.match(subjects[0]!, /^Merge task-1: First/);
+  // The merge is a true merge of the reviewed head, built without touching a working tree.
+  const parents = (await scene.out(["rev-list", "--parents", "-n", "1", "origin/main"])).split(" ");
+  assert.equal(parents[2], await scene.out(["rev-parse", "origin/task-1"]));
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 2\n/);
+  // The planner never commits: the promotion is uncommitted in the primary tree.
+  assert.match(await scene.out(["status", "--porcelain"]), /NEXT-STEPS\.md/);
+  // The verdict is recorded with the head it judged.
+  const record = JSON.parse(
+    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
+  );
+  assert.equal(record.verdicts[0].verdict, "PASS");
+  assert.equal(record.verdicts[0].head, await scene.out(["rev-parse", "origin/task-1"]));
+
+  // A second review tick has nothing to do.
+  const again = await review(scene);
+  assert.equal(again.code, 0);
+  assert.deepEqual(await originMainSubjects(scene), subjects);
+});
+
+Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then it merges", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Needs a fix" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const failOnce = join(scene.dir, "fail-once");
+
+  const res = await review(scene, { FAKE_FAIL_ONCE: failOnce });
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /sent back — fix brief 2/);
+  const fix = await scene.read("NEXT-STEPS.md");
+  assert.match(fix, /^Status: OPEN\nTask: 2\n/);
+  assert.match(fix, /^Branch: task-1$/m);
+  assert.match(fix, /^Kind: fix$/m);
+  assert.match(fix, /^Fixes: 1$/m);
+  assert.match(fix, /\[blocker\] fails: the reviewer wants a second look/);
+  const firstHead = await scene.out(["rev-parse", "origin/task-1"]);
+
+  // While the fix brief is open, the reviewer waits for the executor.
+  const waiting = await review(scene, { FAKE_FAIL_ONCE: failOnce });
+  assert.match(waiting.stdout, /waiting/);
+
+  await ship(scene);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  const secondHead = await scene.out(["rev-parse", "origin/task-1"]);
+  assert.notEqual(secondHead, firstHead);
+  assert.equal(
+    (await scene.git(scene.work, ["merge-base", "--is-ancestor", firstHead, secondHead], true))
+      .code,
+    0,
+  );
+
+  const merged = await review(scene, { FAKE_FAIL_ONCE: failOnce });
+  assert.equal(merged.code, 0, merged.stdout + merged.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+});
+
+Deno.test("a PR that touches package.json is refused with the file named, and never merged", async () => {
+  await using scene = await makeScene({ agent: "custom.sh" });
+  await queue(scene, brief({ title: "Sneaky dependency" }));
+  await scene.relay(["promote"]);
+  await ship(scene, { FAKE_EXTRA: `echo '{"dependencies":{"left-pad":"1"}}' > package.json` });
+
+  const gate = await scene.relay(["gate", "--json"]);
+  assert.equal(gate.code, 10, gate.stdout + gate.stderr);
+  const decision = JSON.parse(gate.stdout);
+  assert.equal(decision.decision, "REFUSE");
+  assert.match(JSON.stringify(decision.checks), /package\.json/);
+
+  const res = await review(scene);
+  assert.match(res.stdout, /sent back/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /package\.json/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+});
+
+Deno.test("a PR touching only an owner-accepted infra file goes to a person and relay never merges it", async () => {
+  await using scene = await makeScene({
+    agent: "custom.sh",
+    config: "accepted_infra:\n  - netlify.toml\n",
+  });
+  await queue(scene, brief({ title: "Build tweak" }));
+  await scene.relay(["promote"]);
+  await ship(scene, { FAKE_EXTRA: "printf '[build]\\n' > netlify.toml" });
+
+  // Before a verdict the gate is not ready, whatever the files.
+  assert.equal((await scene.relay(["gate"])).code, 12);
+  for (let i = 0; i < 2; i++) {
+    const res = await review(scene);
+    assert.equal(res.code, 3, res.stdout + res.stderr);
+    assert.match(res.stdout, /human path.*netlify\.toml/);
+  }
+  const gate = await scene.relay(["gate"]);
+  assert.equal(gate.code, 11, gate.stdout + gate.stderr);
+  assert.match(gate.stdout, /HUMAN .*netlify\.toml/);
+  const merge = await scene.relay(["merge"]);
+  assert.equal(merge.code, 11, merge.stdout + merge.stderr);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+});
+
+Deno.test("a rename of a product file into netlify/functions/ is refused", async () => {
+  await using scene = await makeScene({ agent: "custom.sh" });
+  await queue(scene, brief({ title: "Move it" }));
+  await scene.relay(["promote"]);
+  await ship(scene, {
+    FAKE_EXTRA: "mkdir -p netlify/functions && git mv src/app.txt netlify/functions/x.js",
+  });
+  const gate = await scene.relay(["gate"]);
+  assert.equal(gate.code, 10, gate.stdout + gate.stderr);
+  assert.match(gate.stdout, /netlify\/functions\/x\.js/);
+});
+
+Deno.test("main moved only by paperwork between verdict and merge: the PASS stands and it merges", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Paperwork race" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const killed = await review(scene, { RELAY_FAILPOINT: "review-after-verdict" });
+  assert.notEqual(killed.code, 0);
+  // Someone edits the report on main (paperwork only).
+  await scene.git(scene.work, ["pull", "--quiet", "--ff-only"]);
+  await scene.write(
+    "COWORK-STATUS.md",
+    (await scene.read("COWORK-STATUS.md")).replace("## Pushback", "## Pushback\n\nA note."),
+  );
+  await scene.git(scene.work, ["commit", "--quiet", "-am", "paperwork edit"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "main"]);
+
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  const record = JSON.parse(
+    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
+  );
+  assert.equal(record.verdicts.length, 1, "no second review was needed");
+});
+
+Deno.test("main moved by product code that breaks the bar on the merge: WAIT, then a fresh review", async () => {
+  await using scene = await makeScene();
+  await queue(
+    scene,
+    brief({ title: "Product race", bar: ["git ls-files --error-unmatch src/app.txt"] }),
+  );
+  await scene.relay(["promote"]);
+  await ship(scene);
+  await review(scene, { RELAY_FAILPOINT: "review-after-verdict" });
+  // A product commit lands on main and removes what the bar checks.
+  await scene.git(scene.work, ["pull", "--quiet", "--ff-only"]);
+  await scene.git(scene.work, ["rm", "--quiet", "src/app.txt"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "product change on main"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "main"]);
+
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /waiting: .*stale/i);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+  const record = JSON.parse(
+    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
+  );
+  assert.equal(record.verdicts[0].stale, true);
+  // The next tick reviews again; the head still passes on its own, the merge still fails:
+  // that is for the executor to fix, so the PR goes back instead of being reviewed every minute.
+  const again = await review(scene);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.match(again.stdout, /sent back/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /fails on the merge of task-1 with main/);
+  const after = JSON.parse(
+    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
+  );
+  assert.equal(after.verdicts.length, 2, "a stale PASS triggers a new review");
+});
+
+Deno.test("when the PR head changes after a PASS, relay does not merge", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Moving head" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  await review(scene, { RELAY_FAILPOINT: "review-after-verdict" });
+  // Someone pushes to the PR branch after the verdict.
+  const wt = join(scene.worktrees, "task-1");
+  await Deno.writeTextFile(join(wt, "src/late.txt"), "late\n");
+  await scene.git(wt, ["add", "src/late.txt"]);
+  await scene.git(wt, ["commit", "--quiet", "-m", "late push"]);
+  await scene.git(wt, ["push", "--quiet", "origin", "task-1"]);
+
+  // Nothing in the loop pushed that commit: a person has to look.
+  const res = await review(scene);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /moved to [0-9a-f]{12} outside relay/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+  const gate = await scene.relay(["gate"]);
+  assert.equal(gate.code, 10, gate.stdout);
+  assert.match(gate.stdout, /WAIT +verdict +no verdict for this head/);
+});
+
+Deno.test("a reviewer that edits its worktree is void twice: HOLD, nothing merged, its edits kept aside", async () => {
+  await using scene = await makeScene({ reviewer: "edits.sh" });
+  await queue(scene, brief({ title: "Tamper" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const res = await review(scene);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /changed its worktree twice/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+  const aside = [];
+  for await (const e of Deno.readDir(scene.worktrees)) {
+    if (e.name.endsWith(".void")) aside.push(e.name);
+  }
+  assert.equal(aside.length, 2);
+  const status = await scene.relay(["status"]);
+  assert.equal(status.code, 3);
+  assert.match(status.stdout, /HOLD/);
+});
+
+Deno.test("a reviewer void once is dispatched again and its second verdict counts", async () => {
+  await using scene = await makeScene({ reviewer: "edits-once.sh" });
+  await queue(scene, brief({ title: "Tamper once" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const res = await review(scene, { FAKE_STATE: join(scene.dir, "edited") });
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+});
+
+Deno.test("a reviewer that prints no verdict is asked twice, then HOLD — never a pass", async () => {
+  await using scene = await makeScene({ reviewer: "silent.sh" });
+  await queue(scene, brief({ title: "Silence" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const count = join(scene.dir, "reviews");
+  const res = await review(scene, { FAKE_REVIEW_COUNT: count });
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /no valid verdict twice/);
+  assert.equal((await Deno.readTextFile(count)).trim().split("\n").length, 2);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+});
+
+Deno.test("a verdict written to $RELAY_VERDICT wins over stdout", async () => {
+  await using scene = await makeScene({ reviewer: "file-verdict.sh" });
+  await queue(scene, brief({ title: "File verdict" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+});
+
+Deno.test("a lying reviewer cannot merge work whose own evidence fails", async () => {
+  await using scene = await makeScene({ agent: "liar.sh", reviewer: "lying.sh" });
+  await queue(scene, brief({ title: "Lies", bar: ["git ls-files --error-unmatch nothing-here"] }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const gate = await scene.relay(["gate"]);
+  assert.equal(gate.code, 10, gate.stdout + gate.stderr);
+  assert.match(gate.stdout, /evidence/);
+  const res = await review(scene);
+  assert.match(res.stdout, /sent back/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+});
+
+Deno.test("a PR merged by a person out of band is noticed and the next brief promoted", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "By hand" }));
+  await queue(scene, brief({ title: "Next" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  // A person merges task-1 themselves in another clone.
+  const other = join(scene.dir, "other");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+  await scene.git(other, ["merge", "--quiet", "--no-ff", "-m", "merged by hand", "origin/task-1"]);
+  await scene.git(other, ["push", "--quiet", "origin", "main"]);
+
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /promoted task 2/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 2\n/);
+});
+
+Deno.test("poll will not start a new task while a PR is in flight", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "In flight" }));
+  await queue(scene, brief({ title: "Too early" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  // A person promotes the next brief before the review: the executor must wait.
+  assert.match((await scene.relay(["promote"])).stdout, /promoted task 2/);
+  const res = await scene.relay(["poll"]);
+  assert.equal(res.code, 0, res.stderr);
+  assert.match(res.stdout, /task-1 is in flight/);
+  assert.equal(
+    (await scene.git(scene.work, ["rev-parse", "--verify", "--quiet", "task-2"], true)).code,
+    1,
+  );
+});

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { globToRegExp, matchGlob } from "../lib/gate/glob.ts";
+
+const TABLE: [glob: string, path: string, matches: boolean][] = [
+  // a bare name matches the basename at any depth
+  ["package.json", "package.json", true],
+  ["package.json", "apps/web/package.json", true],
+  ["package.json", "package.json.bak", false],
+  ["package.json", "mypackage.json", false],
+  // case-insensitive
+  ["package.json", "PACKAGE.JSON", true],
+  ["Makefile", "sub/makefile", true],
+  // * stays within a segment
+  ["*.lock", "yarn.lock", true],
+  ["*.lock", "deep/dir/Cargo.lock", true],
+  ["*.lock", "yarn.lock.txt", false],
+  ["src/*.ts", "src/a.ts", true],
+  ["src/*.ts", "src/sub/a.ts", false],
+  ["tsconfig*.json", "tsconfig.build.json", true],
+  ["tsconfig*.json", "packages/x/tsconfig.json", true],
+  ["Dockerfile*", "Dockerfile", true],
+  ["Dockerfile*", "ops/Dockerfile.dev", true],
+  ["docker-compose*.y*ml", "docker-compose.override.yaml", true],
+  ["docker-compose*.y*ml", "docker-compose.yml", true],
+  // ? is one character, not a slash
+  ["file?.txt", "file1.txt", true],
+  ["file?.txt", "file10.txt", false],
+  ["a?b", "a/b", false],
+  // a / anchors at the root
+  ["src/app.ts", "src/app.ts", true],
+  ["src/app.ts", "lib/src/app.ts", false],
+  ["/api/", "api/hello.ts", true],
+  ["/api/", "src/api/hello.ts", false],
+  ["/Makefile", "Makefile", true],
+  ["/Makefile", "sub/Makefile", false],
+  // a trailing / is the folder and everything below it
+  [".github/", ".github/workflows/ci.yml", true],
+  [".github/", "sub/.github/x.yml", true],
+  [".github/", ".github", true],
+  [".github/", ".githubx/a", false],
+  ["netlify/functions/", "netlify/functions/x.js", true],
+  ["netlify/functions/", "netlify/functions/deep/x.js", true],
+  ["netlify/functions/", "web/netlify/functions/x.js", false],
+  ["netlify/functions/", "netlify/functionsx/x.js", false],
+  // ** crosses folders, zero included
+  ["**/pages/api/", "pages/api/a.ts", true],
+  ["**/pages/api/", "src/pages/api/a.ts", true],
+  ["**/pages/api/", "apps/web/src/pages/api/deep/a.ts", true],
+  ["**/pages/api/", "src/pages/apiary.ts", false],
+  ["src/**", "src/a.ts", true],
+  ["src/**", "src/a/b/c.ts", true],
+  ["src/**", "lib/a.ts", false],
+  ["src/**/*.ts", "src/a.ts", true],
+  ["src/**/*.ts", "src/a/b/c.ts", true],
+  ["src/**/*.ts", "src/a/b/c.js", false],
+  ["**", "anything/at/all.txt", true],
+  ["**/*.md", "README.md", true],
+  ["a**b", "axxb", true],
+  ["a**b", "ax/xb", false],
+  // character classes and escapes
+  ["[ab].txt", "a.txt", true],
+  ["[ab].txt", "c.txt", false],
+  ["[!ab].txt", "c.txt", true],
+  ["[!ab].txt", "a.txt", false],
+  ["[a-c]x", "bx", true],
+  ["\\*.txt", "*.txt", true],
+  ["\\*.txt", "a.txt", false],
+  ["[oops", "[oops", true],
+  // regex specials are literal
+  ["a+b(c).txt", "a+b(c).txt", true],
+  ["a.b", "axb", false],
+  ["$HOME", "$HOME", true],
+];
+
+for (const [glob, path, expected] of TABLE) {
+  Deno.test(`matchGlob() says "${path}" ${expected ? "matches" : "does not match"} "${glob}"`, () => {
+    assert.equal(matchGlob(path, glob), expected, `${glob} → ${globToRegExp(glob)}`);
+  });
+}
+
+Deno.test("matchGlob() ignores a leading ./ on the path", () => {
+  assert.equal(matchGlob("./src/app.ts", "src/app.ts"), true);
+});
+
+Deno.test("globToRegExp() refuses an empty glob", () => {
+  assert.throws(() => globToRegExp(""), /empty/);
+  assert.throws(() => globToRegExp("/"), /empty/);
+});
+
+Deno.test("globToRegExp() compiles a case-insensitive, fully anchored RegExp", () => {
+  const re = globToRegExp("*.md");
+  assert.equal(re.flags.includes("i"), true);
+  assert.equal(re.test("notes/a.md"), true);
+  assert.equal(re.test("notes/a.md/b"), false);
+});

@@ -1,0 +1,558 @@
+/** The merge gate end to end on real git: a bare origin, a task branch, paperwork on main, relay's records. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { gate } from "../lib/cli/gate.ts";
+import { loadRepoConfig } from "../lib/config/repo.ts";
+import { InputError } from "../lib/errors.ts";
+import { PlainExecutorForge } from "../lib/forge/plain_executor.ts";
+import {
+  decide,
+  formatGate,
+  type GateCheck,
+  type GateDecision,
+  gateExitCode,
+  type GateInput,
+  revalidateOnMerge,
+  runGate,
+} from "../lib/gate/gate.ts";
+import { loadGateInput } from "../lib/gate/load.ts";
+import { Git } from "../lib/git/git.ts";
+import { writeReport } from "../lib/protocol/report.ts";
+import type { Evidence } from "../lib/protocol/types.ts";
+import { statePaths } from "../lib/state/paths.ts";
+import { type ReviewRecord, type VerdictRecord, writeReview } from "../lib/state/reviews.ts";
+import { brief, makeScene, type Scene } from "./helpers/scene.ts";
+
+/** Passes while src/app.txt and src/feature-1.txt are both tracked. */
+const BAR = ["git ls-files --error-unmatch src/app.txt src/feature-1.txt"];
+
+interface Setup {
+  scene: Scene;
+  git: Git;
+  head: string;
+  /** origin/main once the paperwork landed: what the reviewer judged against. */
+  main: string;
+}
+
+async function rev(scene: Scene, name: string): Promise<string> {
+  return await scene.out(["rev-parse", name]);
+}
+
+/** Commits files (and deletions) on `branch` in the primary tree and pushes it; returns the new sha. */
+async function commitOn(
+  scene: Scene,
+  branch: string,
+  change: { write?: Record<string, string>; remove?: string[]; exec?: string[] },
+  message: string,
+): Promise<string> {
+  await scene.git(scene.work, ["switch", "--quiet", branch]);
+  for (const [path, text] of Object.entries(change.write ?? {})) await scene.write(path, text);
+  for (const path of change.remove ?? []) {
+    await scene.git(scene.work, ["rm", "--quiet", "--", path]);
+  }
+  for (const path of change.exec ?? []) await Deno.chmod(join(scene.work, path), 0o755);
+  await scene.git(scene.work, ["add", "--all"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", message]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`]);
+  const sha = await rev(scene, "HEAD");
+  await scene.git(scene.work, ["switch", "--quiet", "main"]);
+  return sha;
+}
+
+function evidenceFor(tree: string, bar = BAR, exit = 0): Evidence[] {
+  return bar.map((command) => ({ command, exit, tree, durationMs: 12, output: "src/app.txt\n" }));
+}
+
+/** The paperwork commit the executor makes: the DONE brief and the report for `head`. */
+async function paperwork(
+  scene: Scene,
+  head: string,
+  opts: { evidence?: Evidence[]; bar?: string[] } = {},
+): Promise<string> {
+  const bar = opts.bar ?? BAR;
+  const tree = await rev(scene, `${head}^{tree}`);
+  const report = writeReport({
+    task: 1,
+    outcome: "SHIPPED",
+    branch: "task-1",
+    head,
+    pr: "task-1",
+    warnings: [],
+    whatShipped: "src/feature-1.txt",
+    verification: bar.map((command) => ({ command, output: "src/app.txt\n", exit: 0 })),
+    beyond: "Nothing.",
+    pushback: "None.",
+    evidence: opts.evidence ?? evidenceFor(tree, bar),
+    extra: [],
+  });
+  const next = brief({
+    task: 1,
+    status: "DONE",
+    kind: "feature",
+    extraHeader: "Branch: task-1",
+    bar,
+  });
+  return await commitOn(
+    scene,
+    "main",
+    { write: { "NEXT-STEPS.md": next, "COWORK-STATUS.md": report } },
+    "Task #1: status — SHIPPED (task-1)",
+  );
+}
+
+function verdict(head: string, main: string, extra: Partial<VerdictRecord> = {}): VerdictRecord {
+  return {
+    runId: "r1",
+    at: new Date().toISOString(),
+    reportTask: 1,
+    head,
+    tree: "",
+    main,
+    verdict: "PASS",
+    findings: [],
+    ...extra,
+  };
+}
+
+async function recordVerdicts(scene: Scene, verdicts: VerdictRecord[]): Promise<void> {
+  const record: ReviewRecord = { task: 1, branch: "task-1", verdicts, voids: [], fixes: [] };
+  await writeReview(statePaths(join(scene.work, ".git")).reviews, record);
+}
+
+async function openPr(git: Git, scene: Scene, branch: string, head: string): Promise<void> {
+  const forge = new PlainExecutorForge(git, "origin", statePaths(join(scene.work, ".git")).prs);
+  await forge.openPr({ task: 1, branch, head, base: "main", title: "Add a feature", body: "" });
+}
+
+/**
+ * A shipped task 1: branch task-1 with `branch` files (src/feature-1.txt by
+ * default), the paperwork commit on main, the PR record, and — unless
+ * `verdict: false` — a PASS for the head judged on that main.
+ */
+async function setup(
+  opts: {
+    config?: string;
+    branch?: { write?: Record<string, string>; remove?: string[]; exec?: string[] };
+    verdict?: boolean;
+  } = {},
+): Promise<Setup> {
+  const scene = await makeScene(opts.config === undefined ? {} : { config: opts.config });
+  const git = new Git(scene.work);
+  await scene.git(scene.work, ["branch", "task-1"]);
+  const head = await commitOn(
+    scene,
+    "task-1",
+    opts.branch ?? { write: { "src/feature-1.txt": "feature for task 1\n" } },
+    "Task #1: add the feature",
+  );
+  const main = await paperwork(scene, head);
+  await openPr(git, scene, "task-1", head);
+  if (opts.verdict !== false) await recordVerdicts(scene, [verdict(head, main)]);
+  return { scene, git, head, main };
+}
+
+/** Loads the gate's input the way `relay gate` does; `revalidate` may be replaced. */
+async function inputs(s: Setup, revalidate?: GateInput["revalidate"]): Promise<GateInput> {
+  await s.git.fetch("origin");
+  const config = await loadRepoConfig(s.scene.work);
+  const { input } = await loadGateInput({
+    git: s.git,
+    commonDir: join(s.scene.work, ".git"),
+    config,
+    scratchRoot: s.scene.dir,
+  });
+  if (revalidate) input.revalidate = revalidate;
+  return input;
+}
+
+/** A revalidation that must not happen. */
+const NO_REVALIDATE: GateInput["revalidate"] = () => {
+  throw new Error("revalidate was called");
+};
+
+function byName(decision: GateDecision, name: GateCheck["name"]): GateCheck {
+  const found = decision.checks.find((c) => c.name === name);
+  assert.ok(found, `no ${name} check`);
+  return found;
+}
+
+Deno.test("runGate() decides MERGE for a product-only PR with a PASS on the current main", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.deepEqual(
+    decision.checks.map((c) => `${c.result} ${c.name}`),
+    ["PASS scope", "PASS verdict", "PASS evidence", "PASS in-flight", "PASS mergeable"],
+  );
+  assert.equal(decision.decision, "MERGE");
+  assert.equal(decision.head, s.head);
+  assert.equal(decision.base, s.main);
+  assert.equal(gateExitCode(decision), 0);
+  assert.equal(await rev(s.scene, "origin/main"), s.main, "the gate never merges");
+});
+
+Deno.test("runGate() refuses a PR that touches package.json, naming the file", async () => {
+  const s = await setup({
+    branch: { write: { "src/feature-1.txt": "feature\n", "package.json": "{}\n" } },
+  });
+  await using _ = s.scene;
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const scope = byName(decision, "scope");
+  assert.equal(scope.result, "REFUSE");
+  assert.deepEqual(scope.files, ["package.json"]);
+  assert.match(scope.reason, /package\.json \(dependency manifest\)/);
+  assert.equal(decision.decision, "REFUSE");
+  assert.equal(gateExitCode(decision), 10);
+});
+
+Deno.test("runGate() refuses a script committed with the executable bit", async () => {
+  const s = await setup({
+    branch: {
+      write: { "src/feature-1.txt": "f\n", "src/run.sh": "echo hi\n" },
+      exec: ["src/run.sh"],
+    },
+  });
+  await using _ = s.scene;
+  const scope = byName(await runGate(await inputs(s, NO_REVALIDATE)), "scope");
+  assert.equal(scope.result, "REFUSE");
+  assert.match(scope.reason, /src\/run\.sh \(executable bit\)/);
+});
+
+Deno.test("runGate() routes an owner-accepted infra change to a person (HUMAN)", async () => {
+  const s = await setup({
+    config: 'accepted_infra: [".github/workflows/**"]\n',
+    branch: {
+      write: { "src/feature-1.txt": "f\n", ".github/workflows/ci.yml": "on: push\n" },
+    },
+  });
+  await using _ = s.scene;
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const scope = byName(decision, "scope");
+  assert.equal(scope.result, "HUMAN");
+  assert.deepEqual(scope.files, [".github/workflows/ci.yml"]);
+  assert.match(scope.reason, /^human path: an owner-accepted infra change; relay never merges it/);
+  assert.equal(decision.decision, "HUMAN");
+  assert.equal(gateExitCode(decision), 11);
+});
+
+Deno.test("runGate() waits when there is no verdict for the head yet", async () => {
+  const s = await setup({ verdict: false });
+  await using _ = s.scene;
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.deepEqual(byName(decision, "verdict"), {
+    name: "verdict",
+    result: "WAIT",
+    reason: "no verdict for this head yet",
+  });
+  assert.equal(decision.decision, "WAIT");
+  assert.equal(gateExitCode(decision), 12);
+});
+
+Deno.test("runGate() refuses when the newest verdict for the head is FAIL", async () => {
+  const s = await setup({ verdict: false });
+  await using _ = s.scene;
+  await recordVerdicts(s.scene, [
+    verdict(s.head, s.main),
+    verdict(s.head, s.main, {
+      verdict: "FAIL",
+      findings: [{ severity: "blocker", text: "no tests" }],
+    }),
+  ]);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.equal(byName(decision, "verdict").result, "REFUSE");
+  assert.match(byName(decision, "verdict").reason, /FAIL \(1 finding\)/);
+  assert.equal(decision.decision, "REFUSE");
+});
+
+Deno.test("runGate() waits on a PASS marked stale", async () => {
+  const s = await setup({ verdict: false });
+  await using _ = s.scene;
+  await recordVerdicts(s.scene, [verdict(s.head, s.main, { stale: true })]);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.equal(byName(decision, "verdict").result, "WAIT");
+  assert.match(byName(decision, "verdict").reason, /stale/);
+});
+
+Deno.test("runGate() keeps a PASS when main moved only by paperwork", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  await commitOn(
+    s.scene,
+    "main",
+    { write: { ".relay/inbox/0002-next.md": brief({ title: "Next" }) } },
+    "relay: queue task 2",
+  );
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const v = byName(decision, "verdict");
+  assert.equal(v.result, "PASS");
+  assert.match(v.reason, /^main moved only by paperwork/);
+  assert.notEqual(decision.base, s.main);
+  assert.equal(decision.decision, "MERGE");
+});
+
+Deno.test("runGate() re-verifies on the merge when main moved by product code, and merges when the bar passes", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const moved = await commitOn(
+    s.scene,
+    "main",
+    { write: { "src/other.txt": "other\n" } },
+    "other work",
+  );
+  const input = await inputs(s);
+  const real = input.revalidate;
+  const calls: VerdictRecord[] = [];
+  input.revalidate = (v) => {
+    calls.push(v);
+    return real(v);
+  };
+  const decision = await runGate(input);
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0]!.head, s.head);
+  const v = byName(decision, "verdict");
+  assert.equal(v.result, "PASS");
+  assert.equal(v.reason, `re-verified on the merge with main ${moved.slice(0, 12)}`);
+  assert.equal(decision.decision, "MERGE");
+  // The scratch worktree is gone, and git no longer knows it.
+  const worktrees = await s.scene.out(["worktree", "list", "--porcelain"]);
+  assert.equal(worktrees.split("\n").filter((l) => l.startsWith("worktree ")).length, 1);
+  const leftovers = [...Deno.readDirSync(s.scene.dir)].filter((e) =>
+    e.name.startsWith("relay-merge-preview-")
+  );
+  assert.deepEqual(leftovers, []);
+});
+
+Deno.test("runGate() waits when main moved by product code and the bar fails on the merge", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  await commitOn(s.scene, "main", { remove: ["src/app.txt"] }, "drop the app file");
+  const decision = await runGate(await inputs(s));
+  const v = byName(decision, "verdict");
+  assert.equal(v.result, "WAIT");
+  assert.equal(
+    v.reason,
+    "stale: main moved by product code and the bar fails on the merge; the next review tick reviews again",
+  );
+  assert.equal(byName(decision, "mergeable").result, "PASS");
+  assert.equal(decision.decision, "WAIT");
+});
+
+Deno.test("runGate() reuses a revalidation already recorded for the current main", async () => {
+  const s = await setup({ verdict: false });
+  await using _ = s.scene;
+  const moved = await commitOn(s.scene, "main", { write: { "src/other.txt": "o\n" } }, "other");
+  await recordVerdicts(s.scene, [
+    verdict(s.head, s.main, {
+      revalidations: [{ main: moved, mergeTree: "t", passed: true, at: new Date().toISOString() }],
+    }),
+  ]);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.equal(byName(decision, "verdict").result, "PASS");
+  assert.equal(decision.decision, "MERGE");
+});
+
+Deno.test("runGate() waits when the head moved after the PASS", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const newHead = await commitOn(
+    s.scene,
+    "task-1",
+    { write: { "src/feature-1.txt": "feature, fixed\n" } },
+    "Task #1: fix",
+  );
+  await paperwork(s.scene, newHead);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.equal(decision.head, newHead);
+  const v = byName(decision, "verdict");
+  assert.equal(v.result, "WAIT");
+  assert.match(v.reason, new RegExp(`^no verdict for this head yet .*${s.head.slice(0, 12)}`));
+  assert.equal(byName(decision, "evidence").result, "PASS");
+  assert.equal(decision.decision, "WAIT");
+});
+
+Deno.test("runGate() refuses a PR that conflicts with main, naming the file", async () => {
+  const s = await setup({
+    branch: { write: { "src/feature-1.txt": "f\n", "src/app.txt": "app v2 from the branch\n" } },
+  });
+  await using _ = s.scene;
+  await commitOn(s.scene, "main", { write: { "src/app.txt": "app v2 from main\n" } }, "app v2");
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const m = byName(decision, "mergeable");
+  assert.equal(m.result, "REFUSE");
+  assert.match(m.reason, /^conflicts with main [0-9a-f]{12}: src\/app\.txt$/);
+  assert.deepEqual(m.files, ["src/app.txt"]);
+  assert.match(byName(decision, "verdict").reason, /not re-verified while another check fails/);
+  assert.equal(decision.decision, "REFUSE");
+});
+
+Deno.test("runGate() refuses while two PRs are open, naming them", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  await scene2Branch(s);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const f = byName(decision, "in-flight");
+  assert.equal(f.result, "REFUSE");
+  assert.equal(f.reason, "2 PRs are open (task-1, task-2); relay allows one in flight");
+  assert.equal(decision.decision, "REFUSE");
+});
+
+async function scene2Branch(s: Setup): Promise<void> {
+  await s.scene.git(s.scene.work, ["branch", "task-2", "main"]);
+  const head2 = await commitOn(s.scene, "task-2", { write: { "src/two.txt": "2\n" } }, "two");
+  await openPr(s.git, s.scene, "task-2", head2);
+}
+
+Deno.test("runGate() refuses when relay's evidence ran on another tree", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const mainTree = await rev(s.scene, "main^{tree}");
+  await paperwork(s.scene, s.head, { evidence: evidenceFor(mainTree) });
+  await recordVerdicts(s.scene, [verdict(s.head, await rev(s.scene, "origin/main"))]);
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  const e = byName(decision, "evidence");
+  assert.equal(e.result, "REFUSE");
+  assert.match(e.reason, /not on the head's tree/);
+});
+
+Deno.test("runGate() refuses when relay's own run of a bar command failed", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const tree = await rev(s.scene, `${s.head}^{tree}`);
+  await paperwork(s.scene, s.head, { evidence: evidenceFor(tree, BAR, 1) });
+  await recordVerdicts(s.scene, [verdict(s.head, await rev(s.scene, "origin/main"))]);
+  const e = byName(await runGate(await inputs(s, NO_REVALIDATE)), "evidence");
+  assert.equal(e.result, "REFUSE");
+  assert.match(e.reason, /Relay's run of `git ls-files .*` exited 1\./);
+});
+
+Deno.test("runGate() refuses a report that names another head", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const input = await inputs(s, NO_REVALIDATE);
+  input.report = { ...input.report, head: s.main };
+  const e = byName(await runGate(input), "evidence");
+  assert.equal(e.result, "REFUSE");
+  assert.match(e.reason, /The report on main is for head [0-9a-f]{12}, but the PR head is/);
+});
+
+Deno.test("runGate() refuses a report that fails the honesty check", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const input = await inputs(s, NO_REVALIDATE);
+  input.report = { ...input.report, verification: [] };
+  const e = byName(await runGate(input), "evidence");
+  assert.equal(e.result, "REFUSE");
+  assert.match(e.reason, /No pasted output for `git ls-files/);
+});
+
+Deno.test("formatGate() prints one line per check, then the decision", () => {
+  const text = formatGate({
+    decision: "REFUSE",
+    head: "h",
+    base: "b",
+    checks: [
+      {
+        name: "scope",
+        result: "REFUSE",
+        reason: "not product code: package.json (dependency manifest)",
+      },
+      { name: "in-flight", result: "PASS", reason: "PR task-1 is the only open PR" },
+    ],
+  });
+  assert.equal(
+    text,
+    [
+      "REFUSE  scope      not product code: package.json (dependency manifest)",
+      "PASS    in-flight  PR task-1 is the only open PR",
+      "decision: REFUSE",
+    ].join("\n"),
+  );
+});
+
+Deno.test("revalidateOnMerge() runs the bar on the merge tree and cleans up its worktree", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const moved = await commitOn(s.scene, "main", { write: { "src/other.txt": "o\n" } }, "other");
+  const expected =
+    (await s.scene.out(["merge-tree", "--write-tree", moved, s.head])).split("\n")[0];
+  const result = await revalidateOnMerge(s.git, {
+    originMain: moved,
+    head: s.head,
+    bar: ["git ls-files src"],
+    timeoutMs: 30_000,
+    maxBytes: 4096,
+    scratchRoot: s.scene.dir,
+  });
+  assert.equal(result.passed, true);
+  assert.equal(result.mergeTree, expected);
+  assert.equal(result.evidence[0]?.tree, expected);
+  assert.equal(result.evidence[0]?.output, "src/app.txt\nsrc/feature-1.txt\nsrc/other.txt\n");
+  const worktrees = await s.scene.out(["worktree", "list", "--porcelain"]);
+  assert.equal(worktrees.split("\n").filter((l) => l.startsWith("worktree ")).length, 1);
+  assert.equal(await rev(s.scene, "origin/main"), moved);
+});
+
+/** Runs the command module in-process, capturing what it prints. */
+async function runCli(args: string[], cwd: string): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
+  try {
+    const code = await gate(args, { cwd });
+    return { code, out: lines.join("\n") };
+  } finally {
+    console.log = original;
+  }
+}
+
+Deno.test("relay gate decides MERGE on what relay poll shipped, and changes nothing", async () => {
+  await using scene = await makeScene();
+  await scene.write("brief.md", brief({ title: "Add the feature", bar: ["git ls-files src"] }));
+  assert.equal((await scene.relay(["inbox", "add", "brief.md"])).code, 0);
+  await Deno.remove(join(scene.work, "brief.md"));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, poll.stdout + poll.stderr);
+
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  const head = await rev(scene, "origin/task-1");
+  const main = await rev(scene, "origin/main");
+  const before = await runCli([], scene.work);
+  assert.equal(before.code, 12, before.out);
+  assert.ok(before.out.split("\n").includes("WAIT    verdict    no verdict for this head yet"));
+
+  await recordVerdicts(scene, [verdict(head, main)]);
+  const snapshot = await scene.snapshot();
+  const text = await runCli(["1"], scene.work);
+  assert.equal(text.code, 0, text.out);
+  assert.ok(text.out.split("\n").includes("PASS    scope      1 product file changed"));
+  assert.match(text.out, /^decision: MERGE$/m);
+  assert.equal(await scene.snapshot(), snapshot);
+
+  const json = await runCli(["--json"], scene.work);
+  assert.equal(json.code, 0);
+  const data = JSON.parse(json.out);
+  assert.equal(data.decision, "MERGE");
+  assert.equal(data.head, head);
+  assert.equal(data.pr, "task-1");
+  assert.equal(data.checks.length, 5);
+  assert.equal(await rev(scene, "origin/main"), main, "relay gate never merges");
+});
+
+Deno.test("relay gate <task> refuses a task the report on origin/main is not for", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  await assert.rejects(
+    () => runCli(["7"], s.scene.work),
+    (err: Error) =>
+      err instanceof InputError && /no report for task 7 on origin\/main/.test(err.message),
+  );
+});
+
+Deno.test("decide() puts REFUSE before WAIT before HUMAN before MERGE", () => {
+  const c = (result: GateCheck["result"]): GateCheck => ({ name: "scope", result, reason: "" });
+  assert.equal(decide([c("HUMAN"), c("WAIT"), c("REFUSE")]), "REFUSE");
+  assert.equal(decide([c("HUMAN"), c("WAIT"), c("PASS")]), "WAIT");
+  assert.equal(decide([c("PASS"), c("HUMAN")]), "HUMAN");
+  assert.equal(decide([c("PASS"), c("PASS")]), "MERGE");
+});

@@ -1,0 +1,190 @@
+/**
+ * The idle fast path: cron runs `relay poll` 1,440 times a day, and when no
+ * brief is open it must start no process and load neither zod nor yaml (nor
+ * any config module). Proven twice: statically, by walking the import graph
+ * that loads before any `await import(...)`, and at runtime, by running the
+ * idle tick without the right to start a process.
+ */
+import assert from "node:assert/strict";
+import { dirname, join, resolve } from "node:path";
+import { brief, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
+
+/**
+ * The specifiers of a module's static `import … from "…"`, `export … from "…"`
+ * and side-effect `import "…"` statements. Dynamic `import(...)` is not one.
+ */
+function staticSpecifiers(source: string): string[] {
+  // Drop comments so commented-out imports and doc examples do not count.
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const found: string[] = [];
+  const statement =
+    /^[ \t]*(?:import|export)(?:[ \t]+type)?[ \t\n]+(?:[^;"'`()]*?[ \t\n]from[ \t\n]*)?["']([^"']+)["']/gm;
+  for (const match of code.matchAll(statement)) found.push(match[1]!);
+  return found;
+}
+
+/** Every module reached from `entry` through static imports: file paths and bare specifiers. */
+async function staticClosure(entry: string): Promise<{ files: string[]; bare: string[] }> {
+  const files = new Set<string>();
+  const bare = new Set<string>();
+  const queue = [resolve(entry)];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    for (const spec of staticSpecifiers(await Deno.readTextFile(file))) {
+      if (spec.startsWith("./") || spec.startsWith("../")) queue.push(resolve(dirname(file), spec));
+      else bare.add(spec);
+    }
+  }
+  const rel = (f: string) => f.slice(ROOT.length + 1);
+  return { files: [...files].map(rel).sort(), bare: [...bare].sort() };
+}
+
+function assertLean(closure: { files: string[]; bare: string[] }): void {
+  for (const spec of closure.bare) {
+    assert.ok(spec.startsWith("node:"), `static import of "${spec}" on the idle path`);
+  }
+  for (const file of closure.files) {
+    assert.ok(!file.startsWith("lib/config/"), `static import of ${file} on the idle path`);
+    assert.doesNotMatch(file, /(^|\/)(zod|yaml)/);
+  }
+}
+
+Deno.test("staticSpecifiers() reads import and export statements, not dynamic imports", () => {
+  const source = [
+    'import { a } from "./a.ts";',
+    "import {",
+    "  b,",
+    "  type C,",
+    '} from "../b.ts";',
+    'import type { D } from "./d.ts";',
+    'import * as e from "node:path";',
+    'import "./side-effect.ts";',
+    'export { f } from "./f.ts";',
+    'export * from "./g.ts";',
+    'export type { H } from "./h.ts";',
+    'const { z } = await import("zod");',
+    'const y = import("yaml");',
+    '  const { w } = await import("./lazy.ts");',
+    '/** import { q } from "./doc-comment.ts"; */',
+    '// import { r } from "./line-comment.ts";',
+    'const s = "import x from ./string.ts";',
+  ].join("\n");
+  assert.deepEqual(staticSpecifiers(source), [
+    "./a.ts",
+    "../b.ts",
+    "./d.ts",
+    "node:path",
+    "./side-effect.ts",
+    "./f.ts",
+    "./g.ts",
+    "./h.ts",
+  ]);
+});
+
+Deno.test("main.ts statically imports no zod, yaml, npm: module or lib/config/ module", async () => {
+  const closure = await staticClosure(join(ROOT, "main.ts"));
+  assert.ok(closure.files.includes("lib/cli/help.ts"), closure.files.join(", "));
+  assert.ok(closure.files.includes("lib/errors.ts"), closure.files.join(", "));
+  assertLean(closure);
+});
+
+Deno.test("lib/cli/poll.ts statically imports no zod, yaml, npm: module or lib/config/ module", async () => {
+  const closure = await staticClosure(join(ROOT, "lib", "cli", "poll.ts"));
+  // The walk does reach the modules the idle check needs.
+  for (
+    const needed of ["lib/protocol/status_line.ts", "lib/state/paths.ts", "lib/git/discover.ts"]
+  ) {
+    assert.ok(closure.files.includes(needed), `${needed} not in ${closure.files.join(", ")}`);
+  }
+  assert.ok(!closure.files.includes("lib/loop/poll.ts"), "lib/loop/poll.ts must load lazily");
+  assertLean(closure);
+});
+
+/** `relay poll` with the relay permission set minus run: starting any process would fail. */
+async function pollWithoutRun(scene: Scene, args: string[] = []) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      `--config=${join(ROOT, "deno.json")}`,
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys=hostname,uid",
+      "--deny-run",
+      join(ROOT, "main.ts"),
+      "poll",
+      ...args,
+    ],
+    cwd: scene.work,
+    env: scene.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+Deno.test("idle relay poll starts no process: exit 0 with --deny-run, with no NEXT-STEPS.md and with Status: DONE", async () => {
+  await using scene = await makeScene();
+  const before = await scene.snapshot();
+
+  const absent = await pollWithoutRun(scene);
+  assert.equal(absent.code, 0, absent.stderr);
+  assert.equal(absent.stderr, "");
+  assert.equal(await scene.snapshot(), before);
+
+  await scene.write("NEXT-STEPS.md", brief({ task: 1, status: "DONE" }));
+  const doneBefore = await scene.snapshot();
+  const done = await pollWithoutRun(scene);
+  assert.equal(done.code, 0, done.stderr);
+  assert.equal(done.stderr, "");
+  assert.equal(await scene.snapshot(), doneBefore);
+});
+
+Deno.test("relay poll with an open brief does need to start processes: --deny-run makes it fail", async () => {
+  // The control for the test above: --deny-run really bites once the tick does work.
+  await using scene = await makeScene();
+  await scene.write(
+    "NEXT-STEPS.md",
+    brief({ task: 1, status: "OPEN", extraHeader: "Branch: task-1\nKind: feature" }),
+  );
+  const res = await pollWithoutRun(scene);
+  assert.equal(res.code, 1, res.stdout + res.stderr);
+  assert.match(res.stderr, /Requires run access to "git"/);
+});
+
+Deno.test("idle relay poll prints nothing when stdout is not a terminal", async () => {
+  await using scene = await makeScene();
+  for (const setup of [null, brief({ task: 1, status: "DONE" })]) {
+    if (setup !== null) await scene.write("NEXT-STEPS.md", setup);
+    const res = await scene.relay(["poll"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout, "");
+    assert.equal(res.stderr, "");
+    const quiet = await scene.relay(["poll", "--quiet"]);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stdout + quiet.stderr, "");
+  }
+});
+
+Deno.test("idle relay poll --json prints {result: idle} and why", async () => {
+  await using scene = await makeScene();
+  const absent = await scene.relay(["poll", "--json"]);
+  assert.equal(absent.code, 0, absent.stderr);
+  const a = JSON.parse(absent.stdout);
+  assert.equal(a.result, "idle");
+  assert.match(a.message, /^idle: no NEXT-STEPS\.md$/);
+
+  await scene.write("NEXT-STEPS.md", brief({ task: 1, status: "DONE" }));
+  const done = await scene.relay(["poll", "--json"]);
+  assert.equal(done.code, 0, done.stderr);
+  const d = JSON.parse(done.stdout);
+  assert.equal(d.result, "idle");
+  assert.match(d.message, /^idle: NEXT-STEPS\.md is not OPEN$/);
+  assert.equal(done.stderr, "");
+});

@@ -59,8 +59,9 @@ Deno.test("relay init writes config, inbox, agent instructions and the profile, 
   for (const file of INSTALLED) assert.match(res.stdout, new RegExp(`^wrote +${file}$`, "m"));
   assert.match(res.stdout, new RegExp(`^wrote +operator profile ${scene.profile}$`, "m"));
   const cron = res.stdout.split("\n").filter((l) => l.startsWith("* * * * * "));
-  assert.equal(cron.length, 1, res.stdout);
+  assert.equal(cron.length, 2, res.stdout);
   assert.match(cron[0]!, / -C \S+ --profile \S+ poll --quiet >> \S+cron\.log 2>&1$/);
+  assert.match(cron[1]!, / -C \S+ --profile \S+ review --quiet >> \S+cron\.log 2>&1$/);
   // cron's environment has no XDG_CONFIG_HOME: the line names the profile init wrote.
   assert.ok(cron[0]!.includes(` -C ${scene.work} --profile ${scene.profile} poll `), cron[0]);
   assert.match(res.stdout, /^PATH=\S+$/m);

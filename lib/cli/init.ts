@@ -109,6 +109,7 @@ Next:
 
 PATH=${Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin"}
 * * * * * ${relay} -C ${repo.root} --profile ${profile} poll --quiet >> ${log} 2>&1
+* * * * * ${relay} -C ${repo.root} --profile ${profile} review --quiet >> ${log} 2>&1
 
   Run the loop in a clone dedicated to it: relay keeps that clone's primary tree on main.`);
   return 0;

@@ -12,6 +12,45 @@ async function readTextOrNull(path: string): Promise<string | null> {
   }
 }
 
+/** Where the reviewer side stands on the reported task, in one line. */
+async function reviewState(
+  dir: string,
+  task: number,
+  report: { task: number; outcome: string; head: string; pr: string },
+  queued: number,
+): Promise<string> {
+  const { readReview, verdictFor } = await import("../state/reviews.ts");
+  const record = await readReview(dir, task, "");
+  const pr = report.pr ? `PR ${report.pr}` : "the branch";
+  if (record.merged) {
+    return `task ${task} is merged (${record.merged.sha.slice(0, 12)}, by ${record.merged.by})${
+      queued
+        ? `; ${queued} brief(s) queued: the next review tick or "relay promote" opens one`
+        : "; nothing queued"
+    }`;
+  }
+  if (report.outcome === "BLOCKED") {
+    return `task ${report.task} is BLOCKED: a person decides what happens next`;
+  }
+  if (record.human?.head === report.head) {
+    return `waiting for a person to merge ${pr}: it changes owner-accepted infra (${
+      record.human.files.join(", ")
+    }); relay never merges it`;
+  }
+  const verdict = verdictFor(record, report.head);
+  if (!verdict) {
+    return `task ${report.task} reported SHIPPED (${pr}): waiting for review (relay review)`;
+  }
+  if (verdict.verdict === "PASS") {
+    return `${pr} passed review${
+      verdict.stale
+        ? " but went stale (main moved): the next review tick reviews again"
+        : ": waiting for the gate and merge (relay gate shows why)"
+    }`;
+  }
+  return `${pr} failed review: a fix brief goes to the executor`;
+}
+
 export async function status(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("status", args, { json: { type: "boolean" } }, {
     min: 0,
@@ -75,9 +114,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   } else if (brief?.status === "OPEN") {
     waiting = `task ${brief.task} is open: the next poll starts the executor`;
   } else if (report && brief?.status === "DONE") {
-    waiting = `task ${report.task} reported ${report.outcome}${
-      report.pr ? ` (PR ${report.pr})` : ""
-    }: waiting for review`;
+    waiting = await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length);
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
   else waiting = "idle: nothing open and nothing queued";
 

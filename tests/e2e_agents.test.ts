@@ -213,7 +213,7 @@ Deno.test("an agent that edits a file in the primary tree gets a HOLD that names
   assert.ok(await exists(holdPath(scene)));
   const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
   assert.equal(hold.task, 1);
-  assert.match(hold.reason, /tracked files of the primary tree changed: README\.md/);
+  assert.match(hold.reason, /files of the primary tree changed: README\.md$/);
   // relay changed nothing in the primary tree: the agent's edit is there for a person to see.
   assert.match(await scene.read("README.md"), /edited by the agent/);
 
@@ -234,6 +234,18 @@ Deno.test("an agent that edits a file in the primary tree gets a HOLD that names
   const after = await scene.relay(["status"]);
   assert.equal(after.code, 0, all(after));
   assert.doesNotMatch(after.stdout, /HOLD/);
+});
+
+Deno.test("an agent that leaves a new file in the primary tree gets a HOLD naming that file only", async () => {
+  await using scene = await makeScene({ agent: "primary-new.sh" });
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  // NEXT-STEPS.md was already changed (the open brief) before the agent ran: it is not blamed.
+  assert.match(hold.reason, /files of the primary tree changed: stray\.txt$/);
+  assert.deepEqual(await originRefs(scene), originBefore);
 });
 
 Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {

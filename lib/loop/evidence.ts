@@ -36,8 +36,9 @@ export async function runBar(
     try {
       const res = await run(argv, { cwd: wt.cwd, timeoutMs: opts.timeoutMs, allowFail: true });
       exit = res.code;
-      output = res.stdout +
-        (res.stderr ? (res.stdout && !res.stdout.endsWith("\n") ? "\n" : "") + res.stderr : "");
+      const sep = res.stdout && res.stderr && !res.stdout.endsWith("\n") ? "\n" : "";
+      // One trailing newline is the end of the last line, not an empty line of output.
+      output = (res.stdout + sep + res.stderr).replace(/\n$/, "");
     } catch (err) {
       if (!(err instanceof CommandError)) throw err;
       exit = err.code ?? 127;

@@ -156,16 +156,28 @@ function timestampId(): string {
   return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
+/**
+ * The primary tree's own changes (tracked and untracked, outside the inbox) as
+ * path → content hash. Taken before and after the agent: any difference means
+ * the agent reached out of its worktree.
+ */
+async function primaryFiles(primary: Git): Promise<Record<string, string>> {
+  const spec = ["--", ".", `:(exclude,top)${INBOX_DIR}`];
+  const tracked =
+    (await primary.out(["diff", "--name-only", "--no-renames", "-z", "HEAD", ...spec]))
+      .split("\0");
+  const untracked =
+    (await primary.out(["ls-files", "--others", "--exclude-standard", "-z", ...spec]))
+      .split("\0");
+  const files: Record<string, string> = {};
+  for (const path of [...tracked, ...untracked].filter((p) => p !== "").sort()) {
+    files[path] = (await fileHash(join(primary.cwd, path))) || "(deleted)";
+  }
+  return files;
+}
+
 async function primaryDiffHash(primary: Git): Promise<string> {
-  const diff = await primary.out([
-    "diff",
-    "--binary",
-    "HEAD",
-    "--",
-    ".",
-    `:(exclude,top)${INBOX_DIR}`,
-  ]);
-  return await sha256(diff);
+  return await sha256(JSON.stringify(await primaryFiles(primary)));
 }
 
 async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
@@ -226,6 +238,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
   await Deno.mkdir(runDir, { recursive: true });
   await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
   await copyInstructions(tick, worktree);
+  await clearStaleReport(wt, runDir);
 
   const journal: Journal = {
     version: 1,
@@ -239,6 +252,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     before,
     mainBefore: (await primary.resolve(`refs/heads/${config.main}`)) ?? "",
     primaryDiff: await primaryDiffHash(primary),
+    primaryFiles: await primaryFiles(primary),
     reportBefore: await fileHash(join(worktree, REPORT_FILE)),
     updated: "",
   };
@@ -250,6 +264,29 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
   await writeJournal(state.journal, journal);
   failpoint("after-prepared");
   return await continueAttempt(tick, brief, journal);
+}
+
+/**
+ * A report left in the worktree by an earlier attempt (one that ended in a
+ * HOLD) would pass for this turn's report if the agent wrote the same bytes,
+ * or for no report at all. Keep it in the run folder and start clean.
+ */
+async function clearStaleReport(wt: Git, runDir: string): Promise<void> {
+  const status = await wt.out([
+    "status",
+    "--porcelain=v1",
+    "--untracked-files=all",
+    "--",
+    REPORT_FILE,
+  ]);
+  if (status === "") return;
+  await Deno.mkdir(runDir, { recursive: true });
+  await Deno.copyFile(join(wt.cwd, REPORT_FILE), join(runDir, "stale-report.md")).catch(() => {});
+  if (await wt.ok(["cat-file", "-e", `HEAD:${REPORT_FILE}`])) {
+    await wt.run(["checkout", "--quiet", "HEAD", "--", REPORT_FILE]);
+  } else {
+    await Deno.remove(join(wt.cwd, REPORT_FILE)).catch(() => {});
+  }
 }
 
 /** With `--web-root`, CLAUDE.md/AGENTS.md are git-excluded: copy them into the worktree for the agent. */
@@ -523,8 +560,11 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
     problems.push(`the primary tree is no longer on ${config.main}`);
   }
   if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
-    const changed = await primary.out(["diff", "--name-only", "HEAD"]);
-    problems.push(`tracked files of the primary tree changed: ${changed.split("\n").join(", ")}`);
+    const before = journal.primaryFiles ?? {};
+    const now = await primaryFiles(primary);
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(now)])]
+      .filter((p) => before[p] !== now[p]);
+    problems.push(`files of the primary tree changed: ${changed.join(", ")}`);
   }
   if (problems.length === 0) return;
   const hold: Hold = {

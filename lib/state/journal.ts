@@ -49,8 +49,10 @@ export interface Journal {
   before: string;
   /** Local main before the agent ran (it must not move). */
   mainBefore: string;
-  /** Hash of the primary tree's tracked changes before the agent ran. */
+  /** Hash of the primary tree's own changes before the agent ran. */
   primaryDiff: string;
+  /** Those changes, path → content hash: a HOLD names only what the agent changed. */
+  primaryFiles?: Record<string, string>;
   /** Hash of the worktree report file before the agent ran ("" = absent). */
   reportBefore: string;
   agentPid?: number;

@@ -102,3 +102,74 @@ Deno.test("README's vendor table shows the exact argv lib/agents/presets.ts buil
     assert.equal(documented, shown(inv.argv), `${vendor} ${role}${isRoot ? " as root" : ""}`);
   }
 });
+
+Deno.test("README's verdict example parses as a FAIL with its findings", async () => {
+  const { parseVerdict } = await import("../lib/protocol/verdict.ts");
+  const example = firstBlockAfter("## The reviewer side");
+  const parsed = parseVerdict(example.body);
+  assert.ok(parsed.ok, parsed.ok ? "" : parsed.problem);
+  assert.equal(parsed.value.verdict, "FAIL");
+  assert.deepEqual(parsed.value.findings.map((f) => f.severity), ["blocker", "minor"]);
+});
+
+Deno.test("README's gate example is formatGate() output, with the decision and exit code it implies", async () => {
+  const { decide, formatGate, gateExitCode } = await import("../lib/gate/gate.ts");
+  type Check = import("../lib/gate/gate.ts").GateCheck;
+  const lines = firstBlockAfter("### Example: a PR that adds `package.json`").body.trimEnd()
+    .split("\n");
+  assert.equal(lines[0], "$ relay gate");
+  assert.match(lines[1]!, /^gate: PR task-1 at [0-9a-f]{12} onto origin\/main [0-9a-f]{12}$/);
+  const shown = lines.slice(2, lines.indexOf("$ echo $?"));
+  const checks: Check[] = shown.slice(0, -1).map((line) => {
+    const m = /^(PASS|REFUSE|HUMAN|WAIT) +(\S+) +(.+)$/.exec(line);
+    assert.ok(m, `not a gate line: ${line}`);
+    return { name: m[2] as Check["name"], result: m[1] as Check["result"], reason: m[3]! };
+  });
+  assert.deepEqual(checks.map((c) => c.name), [
+    "scope",
+    "verdict",
+    "evidence",
+    "in-flight",
+    "mergeable",
+  ]);
+  const decision = { decision: decide(checks), checks, head: "", base: "" };
+  assert.equal(formatGate(decision), shown.join("\n"));
+  assert.equal(lines.at(-1), String(gateExitCode(decision)));
+});
+
+Deno.test("README's refusal table shows only built-in refusals, each under its own category", async () => {
+  const { BUILT_IN_REFUSALS } = await import("../lib/gate/refusals.ts");
+  const rows = [...README.matchAll(/^ {2}\| ([A-Za-z' ]+?) +\| (`.*`) +\|$/gm)];
+  const categories = new Set(BUILT_IN_REFUSALS.map((r) => r.why));
+  assert.deepEqual(new Set(rows.map((r) => r[1])), categories);
+  for (const [, why, cell] of rows) {
+    for (const [, glob] of cell!.matchAll(/`([^`]+)`/g)) {
+      assert.ok(
+        BUILT_IN_REFUSALS.some((r) => r.glob === glob && r.why === why),
+        `${glob} is not a built-in "${why}" refusal`,
+      );
+    }
+  }
+});
+
+Deno.test("README's gh commands use only flags lib/forge/ passes to gh", async () => {
+  const forge = (await Promise.all(
+    ["gh.ts", "github_executor.ts", "github_planner.ts"].map((f) =>
+      Deno.readTextFile(join(ROOT, "lib", "forge", f))
+    ),
+  )).join("\n");
+  const section = README.slice(
+    README.indexOf("\n## Forges\n"),
+    README.indexOf("\n## The operator"),
+  );
+  const commands = [...section.matchAll(/`(gh [^`]+)`/g)].map((m) => m[1]!);
+  assert.ok(commands.length >= 6, "the Forges section shows the gh commands");
+  for (const command of commands) {
+    for (const [flag] of command.matchAll(/--[a-z-]+/g)) {
+      assert.ok(forge.includes(`"${flag}"`), `${command}: relay never passes ${flag}`);
+    }
+  }
+  for (const field of "number,url,headRefOid,headRefName,state,isCrossRepository".split(",")) {
+    assert.match(forge, new RegExp(`\\b${field}\\b`));
+  }
+});

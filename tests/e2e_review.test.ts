@@ -329,4 +329,48 @@ Deno.test("poll will not start a new task while a PR is in flight", async () => 
     (await scene.git(scene.work, ["rev-parse", "--verify", "--quiet", "task-2"], true)).code,
     1,
   );
+  // The reviewer does not wait for that brief (it waits for the PR): no deadlock.
+  const reviewed = await review(scene);
+  assert.equal(reviewed.code, 0, reviewed.stdout + reviewed.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  await ship(scene);
+  assert.match((await originMainSubjects(scene))[0]!, /^Task #2: status — SHIPPED/);
+});
+
+Deno.test("a fix brief for the PR in flight moves an early-promoted brief back to the inbox", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "In flight" }));
+  await queue(scene, brief({ title: "Too early" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  await scene.relay(["promote"]);
+  const res = await review(scene, { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") });
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /sent back — fix brief 3/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 3\n[\s\S]*^Fixes: 1$/m);
+  const inbox = JSON.parse((await scene.relay(["inbox", "list", "--json"])).stdout);
+  assert.deepEqual(inbox.map((e: { task: number; title: string }) => [e.task, e.title]), [[
+    2,
+    "Too early",
+  ]]);
+});
+
+Deno.test("a reviewer that moves refs is void: main and the new branch are put back, the commits kept aside", async () => {
+  await using scene = await makeScene({ reviewer: "makes-ref.sh" });
+  await queue(scene, brief({ title: "Refs" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const mainBefore = await scene.out(["rev-parse", "main"]);
+  const res = await review(scene);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /changed its worktree twice/);
+  assert.equal(await scene.out(["rev-parse", "main"]), mainBefore, "main is back where it was");
+  assert.equal(
+    (await scene.git(scene.work, ["rev-parse", "--verify", "--quiet", "reviewer-was-here"], true))
+      .code,
+    1,
+  );
+  const kept = await scene.out(["for-each-ref", "--format=%(refname)", "refs/relay/void/"]);
+  assert.match(kept, /refs\/relay\/void\/.*\/refs\/heads\/reviewer-was-here/);
+  assert.match(kept, /refs\/relay\/void\/.*\/refs\/heads\/main/);
 });

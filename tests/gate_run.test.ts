@@ -486,7 +486,7 @@ Deno.test("revalidateOnMerge() runs the bar on the merge tree and cleans up its 
   assert.equal(result.passed, true);
   assert.equal(result.mergeTree, expected);
   assert.equal(result.evidence[0]?.tree, expected);
-  assert.equal(result.evidence[0]?.output, "src/app.txt\nsrc/feature-1.txt\nsrc/other.txt\n");
+  assert.equal(result.evidence[0]?.output, "src/app.txt\nsrc/feature-1.txt\nsrc/other.txt");
   const worktrees = await s.scene.out(["worktree", "list", "--porcelain"]);
   assert.equal(worktrees.split("\n").filter((l) => l.startsWith("worktree ")).length, 1);
   assert.equal(await rev(s.scene, "origin/main"), moved);

@@ -247,6 +247,11 @@ Deno.test("classifyScope() refuses turning on the executable bit", () => {
   assert.deepEqual(scope.refused, [{ path: "src/run.sh", why: "executable bit" }]);
 });
 
+Deno.test("classifyScope() refuses turning off the executable bit", () => {
+  const scope = classifyScope([mod("bin/deploy", "100755", "100644")], NONE);
+  assert.deepEqual(scope.refused, [{ path: "bin/deploy", why: "executable bit" }]);
+});
+
 Deno.test("classifyScope() refuses a new file added as executable", () => {
   const scope = classifyScope([add("src/tool", "100755")], NONE);
   assert.deepEqual(scope.refused, [{ path: "src/tool", why: "executable bit" }]);

@@ -12,6 +12,21 @@ async function readTextOrNull(path: string): Promise<string | null> {
   }
 }
 
+/** Branches with an open plain-git PR record (no forge call: status stays local and quick). */
+async function openPlainPrs(dir: string): Promise<string[]> {
+  const branches: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.name.endsWith(".json")) continue;
+      const r = JSON.parse(await Deno.readTextFile(`${dir}/${e.name}`));
+      if (r?.state === "open" && typeof r.branch === "string") branches.push(r.branch);
+    }
+  } catch {
+    // No records: nothing in flight on the plain forge.
+  }
+  return branches.sort();
+}
+
 /** Where the reviewer side stands on the reported task, in one line. */
 async function reviewState(
   dir: string,
@@ -112,7 +127,12 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     waiting =
       `an interrupted tick will be finished by the next poll (run ${journal.runId}, after "${journal.step}")`;
   } else if (brief?.status === "OPEN") {
-    waiting = `task ${brief.task} is open: the next poll starts the executor`;
+    const inFlight = (await openPlainPrs(state.prs)).filter((b) => b !== brief.branch);
+    waiting = inFlight.length
+      ? `task ${brief.task} is open but waits: ${
+        inFlight.join(", ")
+      } is in flight until the reviewer merges it or sends it back`
+      : `task ${brief.task} is open: the next poll starts the executor`;
   } else if (report && brief?.status === "DONE") {
     waiting = await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length);
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;

@@ -75,10 +75,15 @@ export class GitHubPlannerForge implements PlannerForge {
     return (await listRelayOpen(this.gh)).map(toStatus);
   }
 
+  /**
+   * `gatedBase` is not enforced here: gh can pin the head (--match-head-commit) but not the
+   * base. GitHub's own branch protection ("require branches to be up to date") covers that.
+   */
   async merge(
     pr: PrStatus,
     head: string,
     message: string,
+    _gatedBase?: string,
   ): Promise<{ merged: true; sha: string } | { merged: false; why: string }> {
     const number = prNumber(pr.id);
     if (!/^[0-9a-f]{40}$/.test(head)) {

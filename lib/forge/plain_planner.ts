@@ -8,6 +8,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
+import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
 
@@ -47,33 +48,62 @@ export class PlainPlannerForge implements PlannerForge {
     return open;
   }
 
-  async merge(pr: PrStatus, head: string, message: string) {
-    await this.git.fetch(this.remote);
-    const remoteHead = await this.git.resolve(`refs/remotes/${this.remote}/${pr.branch}`);
-    if (remoteHead !== head) {
-      return {
-        merged: false as const,
-        why: `${pr.branch} is at ${remoteHead?.slice(0, 12) ?? "nothing"}, not ${
-          head.slice(0, 12)
-        }`,
-      };
+  async merge(pr: PrStatus, head: string, message: string, gatedBase?: string) {
+    // A push that main moved under is retried from a fresh fetch — as long as main moved
+    // only by paperwork since the gate looked; product commits need the gate again.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await this.git.fetch(this.remote);
+      const remoteHead = await this.git.resolve(`refs/remotes/${this.remote}/${pr.branch}`);
+      if (remoteHead !== head) {
+        const at = remoteHead?.slice(0, 12) ?? "nothing";
+        return {
+          merged: false as const,
+          why: `${pr.branch} is at ${at}, not ${head.slice(0, 12)}`,
+        };
+      }
+      const base = await this.git.resolve(`refs/remotes/${this.remote}/${this.main}`);
+      if (!base) {
+        return { merged: false as const, why: `${this.remote}/${this.main} does not exist` };
+      }
+      if (gatedBase && base !== gatedBase && !(await this.onlyPaperwork(gatedBase, base))) {
+        return {
+          merged: false as const,
+          why: `${this.remote}/${this.main} moved by product code since the gate`,
+        };
+      }
+      const tree = await this.git.run(["merge-tree", "--write-tree", "--no-messages", base, head], {
+        allowFail: true,
+      });
+      if (tree.code !== 0) return { merged: false as const, why: "the merge has conflicts" };
+      const sha = await this.git.out(
+        ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
+        { stdin: message + "\n" },
+      );
+      const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
+      if (push.ok) {
+        await this.setState(pr.branch, "merged", head);
+        return { merged: true as const, sha };
+      }
     }
-    const base = await this.git.resolve(`refs/remotes/${this.remote}/${this.main}`);
-    if (!base) return { merged: false as const, why: `${this.remote}/${this.main} does not exist` };
-    const tree = await this.git.run(["merge-tree", "--write-tree", "--no-messages", base, head], {
-      allowFail: true,
-    });
-    if (tree.code !== 0) return { merged: false as const, why: "the merge has conflicts" };
-    const sha = await this.git.out(
-      ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
-      { stdin: message + "\n" },
+    return { merged: false as const, why: `${this.remote}/${this.main} kept moving while merging` };
+  }
+
+  /** True when nothing but the protocol files differs between two commits. */
+  private async onlyPaperwork(a: string, b: string): Promise<boolean> {
+    const res = await this.git.run(
+      [
+        "diff",
+        "--quiet",
+        "--no-ext-diff",
+        a,
+        b,
+        "--",
+        ".",
+        ...PAPERWORK_PATHS.map((p) => `:(exclude,top)${p}`),
+      ],
+      { allowFail: true },
     );
-    const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
-    if (!push.ok) {
-      return { merged: false as const, why: `${this.remote}/${this.main} moved while merging` };
-    }
-    await this.setState(pr.branch, "merged", head);
-    return { merged: true as const, sha };
+    return res.code === 0;
   }
 
   async recordVerdict(pr: PrStatus, head: string, text: string): Promise<void> {

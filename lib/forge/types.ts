@@ -1,7 +1,7 @@
 /**
  * A forge is where branches are pushed and pull requests live. Its interface
  * is split by authority: the executor's part can push a task branch and open
- * a PR; only the planner's part can merge or close one. Executor code imports
+ * a PR; only the planner's part can merge one. Executor code imports
  * `ExecutorForge` factories only, so it cannot reach a merge.
  */
 
@@ -60,6 +60,8 @@ export interface PlannerForge {
     pr: PrStatus,
     head: string,
     message: string,
+    /** origin/main as the gate saw it: a merge onto a main moved by product code since is refused. */
+    gatedBase?: string,
   ): Promise<{ merged: true; sha: string } | { merged: false; why: string }>;
   /** Records a verdict where people look (a PR review on GitHub; the PR record on plain git). */
   recordVerdict(pr: PrStatus, head: string, text: string): Promise<void>;

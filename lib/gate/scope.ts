@@ -2,7 +2,7 @@
  * The gate's scope rule, pure: every path a branch touches must be product
  * code. Input is `git diff --raw -z -M --no-abbrev <base> <head>`; a rename
  * counts both its old and its new path, and file modes count too (symlinks,
- * submodules, a new executable bit). Built-in refusals (lib/gate/refusals.ts)
+ * submodules, an executable-bit change). Built-in refusals (lib/gate/refusals.ts)
  * always apply; the config can add refusals and narrow product code to
  * `gate.product`, and `accepted_infra` routes a refused path to a person —
  * except relay's own files, which no list can route anywhere but back.
@@ -104,9 +104,11 @@ function modeReasons(e: DiffEntry): string[] {
   const why: string[] = [];
   if (e.oldMode === SYMLINK || e.newMode === SYMLINK) why.push("symlink");
   if (e.oldMode === SUBMODULE || e.newMode === SUBMODULE) why.push("submodule");
-  const madeExecutable = e.newMode === "100755" &&
-    (e.oldMode === "100644" || e.status === "A" || e.oldMode === "000000");
-  if (madeExecutable) why.push("executable bit");
+  // Any change of the executable bit, either way; and a new file that arrives executable.
+  const bitChanged = (e.oldMode === "100644" && e.newMode === "100755") ||
+    (e.oldMode === "100755" && e.newMode === "100644");
+  const addedExecutable = e.newMode === "100755" && (e.status === "A" || e.oldMode === "000000");
+  if (bitChanged || addedExecutable) why.push("executable bit");
   return why;
 }
 

@@ -4,9 +4,9 @@
  * commit carries it (the planner never commits).
  */
 import { join } from "node:path";
-import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { briefSlug, parseBrief, writeBrief } from "../protocol/brief.ts";
 import { readStatus } from "../protocol/status_line.ts";
-import { BRIEF_FILE } from "../state/paths.ts";
+import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
 import { listInbox } from "./inbox.ts";
 
 export type PromoteResult =
@@ -48,4 +48,25 @@ export async function promoteNext(root: string): Promise<PromoteResult> {
     return { result: "promoted", task: entry.task, title: entry.title, from: entry.file };
   }
   return { result: "empty", message: "nothing to promote: the inbox is empty" };
+}
+
+/**
+ * Puts an OPEN brief in NEXT-STEPS.md back into the inbox (Status: QUEUED),
+ * so the planner can write a fix brief there without losing it. Returns the
+ * inbox file, or null when NEXT-STEPS.md holds no open brief.
+ */
+export async function demoteOpenBrief(root: string): Promise<string | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(join(root, BRIEF_FILE));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+  if (readStatus(text) !== "OPEN") return null;
+  const brief = parseBrief(text, BRIEF_FILE);
+  const file = `${INBOX_DIR}/${String(brief.task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  await Deno.mkdir(join(root, INBOX_DIR), { recursive: true });
+  await Deno.writeTextFile(join(root, file), writeBrief({ ...brief, status: "QUEUED" }));
+  return file;
 }

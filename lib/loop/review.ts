@@ -34,7 +34,7 @@ import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../ga
 import { checkWorktreeRoot, defaultWorktreeRoot } from "./worktree.ts";
 import { fixBrief } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
-import { promoteNext } from "./promote.ts";
+import { demoteOpenBrief, promoteNext } from "./promote.ts";
 import type { Log } from "./log.ts";
 
 export type ReviewResult =
@@ -163,10 +163,13 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     return await promoteAfterMerge(tick, `task ${s.task} is merged`);
   }
   if (pr.state === "closed") return { kind: "idle", message: `idle: ${pr.id} is closed` };
+  // The executor goes first when it is on this PR's branch (a fix brief) or mid-tick.
+  // Another brief opened while this PR is in flight waits for it, so the review goes on.
   const working = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
-  const executorBusy = (working !== null && readStatus(working) === "OPEN") ||
-    (await readTextOrNull(tick.state.journal)) !== null;
-  if (executorBusy) {
+  const open = working !== null && readStatus(working) === "OPEN"
+    ? parseBrief(working, BRIEF_FILE)
+    : null;
+  if (open?.branch === pr.branch || (await readTextOrNull(tick.state.journal)) !== null) {
     return {
       kind: "waiting",
       message: `waiting: a brief is open in ${BRIEF_FILE}; the executor goes first`,
@@ -298,7 +301,9 @@ async function runReview(
       continue;
     }
     await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
-    const parsed = parseVerdict(out);
+    const parsed = out.problem
+      ? { ok: false as const, problem: out.problem }
+      : parseVerdict(out.text);
     if (!parsed.ok) {
       record.voids.push({ runId, at: now(), why: `invalid verdict: ${parsed.problem}` });
       await writeReview(tick.state.reviews, record);
@@ -363,12 +368,38 @@ async function voidTurn(
   if (after.head !== before.head) {
     await tick.primary.updateRef(`${keep}/HEAD`, after.head, "relay: void reviewer turn");
   }
-  const old = new Set(before.refs.split("\n"));
-  for (const line of after.refs.split("\n")) {
-    if (!line || old.has(line)) continue;
-    const [ref, sha] = line.split(" ");
-    if (ref && sha) {
-      await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
+  // Refs go back to how they were; what the reviewer pointed them at is kept under refs/relay/void/.
+  const parse = (text: string) =>
+    new Map(text.split("\n").filter((l) => l).map((l) => l.split(" ") as [string, string]));
+  const was = parse(before.refs);
+  const now = parse(after.refs);
+  for (const [ref, sha] of now) {
+    if (was.get(ref) === sha) continue;
+    await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
+    const old = was.get(ref);
+    if (old) {
+      await tick.primary.run([
+        "update-ref",
+        "-m",
+        "relay: restore after a void reviewer turn",
+        "--",
+        ref,
+        old,
+        sha,
+      ]);
+    } else await tick.primary.run(["update-ref", "-d", "--", ref, sha]);
+  }
+  for (const [ref, sha] of was) {
+    if (!now.has(ref)) {
+      await tick.primary.run([
+        "update-ref",
+        "-m",
+        "relay: restore after a void reviewer turn",
+        "--",
+        ref,
+        sha,
+        "",
+      ]);
     }
   }
   const aside = `${worktree}.void`;
@@ -383,7 +414,7 @@ async function dispatchReviewer(
   pr: PrStatus,
   worktree: string,
   runDir: string,
-): Promise<string> {
+): Promise<{ text: string; problem?: string }> {
   const spec = tick.profile.roles.reviewer;
   const briefPath = join(runDir, "brief.md");
   const reportPath = join(runDir, "report.md");
@@ -438,11 +469,23 @@ async function dispatchReviewer(
       progress: tick.progress,
       label: `reviewer task ${s.task}`,
     });
-    if (res.timedOut) tick.log.step(`the reviewer timed out`);
+    // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
+    if (res.startError) {
+      return { text: "", problem: `the reviewer could not start: ${res.startError}` };
+    }
+    if (res.timedOut) {
+      return {
+        text: "",
+        problem: `the reviewer timed out after ${Math.round(res.durationMs / 1000)}s`,
+      };
+    }
+    if (res.exitCode !== 0) {
+      return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
+    }
   }
   const file = (await readTextOrNull(verdictPath))?.trim();
-  if (file) return file;
-  return (await readTextOrNull(stdoutPath)) ?? "";
+  if (file) return { text: file };
+  return { text: (await readTextOrNull(stdoutPath)) ?? "" };
 }
 
 async function sendBack(
@@ -476,6 +519,11 @@ async function sendBack(
     findings,
     why,
   });
+  // A brief someone promoted while this PR was in flight goes back to the queue, not away.
+  const demoted = await demoteOpenBrief(tick.repo.root);
+  if (demoted) {
+    tick.log.step(`moved the open brief back to ${demoted}: the fix for ${pr.id} goes first`);
+  }
   await Deno.writeTextFile(join(tick.repo.root, BRIEF_FILE), writeBrief(brief));
   record.fixes.push({ task, at: now(), head: pr.head });
   await writeReview(tick.state.reviews, record);
@@ -557,6 +605,7 @@ async function gateAndMerge(
         pr,
         pr.head,
         `Merge ${pr.branch}: ${s.brief.title} (task ${s.task}, reviewed by relay)`,
+        decision.base,
       );
       if (!res.merged) {
         return {
@@ -684,6 +733,7 @@ export async function runMerge(
     pr,
     pr.head,
     `Merge ${pr.branch}: ${subject.brief.title} (task ${subject.task}, reviewed by relay)`,
+    decision.base,
   );
   if (!res.merged) return { kind: "waiting", decision, message: `not merged: ${res.why}` };
   record.merged = { sha: res.sha, at: now(), by: "relay" };

@@ -47,8 +47,13 @@ export function parseVerdict(raw: string): VerdictParse {
   if (verdict === "FAIL" && findings.length === 0) {
     return { ok: false, problem: "a FAIL verdict with no findings (- [blocker|major|minor] …)" };
   }
-  if (verdict === "PASS" && findings.some((f) => f.severity === "blocker")) {
-    return { ok: false, problem: "a PASS verdict with a blocker finding" };
+  const serious = findings.find((f) => f.severity !== "minor");
+  if (verdict === "PASS" && serious) {
+    return {
+      ok: false,
+      problem:
+        `a PASS verdict with a ${serious.severity} finding (a PASS carries minor findings only)`,
+    };
   }
   return { ok: true, value: { verdict, findings } };
 }

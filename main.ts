@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   review: async () => (await import("./lib/cli/review.ts")).review,
   gate: async () => (await import("./lib/cli/gate.ts")).gate,
   merge: async () => (await import("./lib/cli/merge.ts")).merge,
+  close: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,

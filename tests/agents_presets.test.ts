@@ -85,6 +85,20 @@ Deno.test("buildInvocation() gives a claude reviewer no edit tools, root or not"
   }
 });
 
+Deno.test("buildInvocation() lets a claude reviewer run the exact bar commands, and nothing with parentheses", () => {
+  const inv = buildInvocation("reviewer", claude, P, {
+    ...user,
+    allowCommands: ["deno task test", "  npm run lint ", `python3 -c "print(1)"`],
+  });
+  assert.equal(inv.kind, "process");
+  const argv = inv.kind === "process" ? inv.argv : [];
+  assert.equal(
+    argv[argv.indexOf("--allowedTools") + 1],
+    "Read Grep Glob Bash(git diff *) Bash(git log *) Bash(git show *) Bash(git status *)" +
+      " Bash(deno task test) Bash(npm run lint)",
+  );
+});
+
 Deno.test("buildInvocation() puts the claude prompt straight after -p, before any list flag", () => {
   for (const role of ["executor", "reviewer"] as const) {
     for (const ctx of [user, root]) {

@@ -152,3 +152,17 @@ Deno.test("relay inbox without a known subcommand is a usage error (exit 2)", as
     assert.match(res.stderr, /Run "relay inbox --help" for usage\./);
   }
 });
+
+Deno.test("relay inbox add keeps the Branch of a fix brief that has no Task line", async () => {
+  await using scene = await makeScene();
+  const res = await add(
+    scene,
+    brief({ title: "Fix the first", kind: "fix", extraHeader: "Fixes: 1\nBranch: task-1" }),
+  );
+  assert.equal(res.code, 0, res.stderr);
+  const [file] = await queued(scene);
+  const stored = await scene.read(`.relay/inbox/${file}`);
+  assert.match(stored, /^Task: \d+$/m);
+  assert.match(stored, /^Branch: task-1$/m);
+  assert.match(stored, /^Fixes: 1$/m);
+});

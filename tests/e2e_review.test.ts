@@ -374,3 +374,33 @@ Deno.test("a reviewer that moves refs is void: main and the new branch are put b
   assert.match(kept, /refs\/relay\/void\/.*\/refs\/heads\/reviewer-was-here/);
   assert.match(kept, /refs\/relay\/void\/.*\/refs\/heads\/main/);
 });
+
+Deno.test("relay close gives up on a PR that used its fix rounds: HOLD cleared, branch kept, next brief runs", async () => {
+  await using scene = await makeScene({ config: "fix_rounds: 0\n" });
+  await queue(scene, brief({ title: "Hopeless" }));
+  await queue(scene, brief({ title: "Next one" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const held = await review(scene, { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") });
+  assert.equal(held.code, 3, held.stdout + held.stderr);
+  assert.match(held.stderr, /relay close 1 --reason/);
+  const head = await scene.out(["rev-parse", "origin/task-1"]);
+
+  assert.equal((await scene.relay(["close", "1"])).code, 2, "a reason is required");
+  const closed = await scene.relay(["close", "1", "--reason", "not worth it"]);
+  assert.equal(closed.code, 0, closed.stdout + closed.stderr);
+  assert.match(closed.stdout, /closed task-1 without merging/);
+  assert.match(closed.stdout, /cleared the HOLD/);
+  assert.match(closed.stdout, /promoted task 2: Next one/);
+  assert.equal(await scene.out(["rev-parse", "origin/task-1"]), head, "the branch stays");
+  assert.equal((await scene.relay(["status"])).code, 0);
+
+  await ship(scene);
+  assert.match((await originMainSubjects(scene))[0]!, /^Task #2: status — SHIPPED/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge task-1/m);
+  assert.equal(
+    (await scene.relay(["close", "1", "--reason", "again"])).code,
+    2,
+    "nothing open to close",
+  );
+});

@@ -446,3 +446,23 @@ Deno.test("briefSlug() makes a short lower-case dashed slug that is never empty"
   assert.match(long, /^[a-z0-9]+(-[a-z0-9]+)*$/);
   assert.equal(long, "a-very-long-title-that-keeps-going-past");
 });
+
+Deno.test("parseBrief() wants a task branch that belongs to the task (or, on a fix, to the task it fixes)", () => {
+  const base = "Status: OPEN\nTask: 3\nTitle: T\nKind: feature\n";
+  const body = "\n## Goal\ng\n\n## Done when\nd\n\n## Verification bar\n```\ntrue\n```\n";
+  assert.throws(
+    () => parseBrief(`${base}Branch: feature/x\n${body}`, "NEXT-STEPS.md"),
+    /NEXT-STEPS\.md:5: .*not a task branch/,
+  );
+  assert.throws(
+    () => parseBrief(`${base}Branch: task-4\n${body}`, "NEXT-STEPS.md"),
+    /does not belong to task 3/,
+  );
+  assert.equal(parseBrief(`${base}Branch: task-3\n${body}`, "NEXT-STEPS.md").branch, "task-3");
+  const fix = "Status: OPEN\nTask: 5\nTitle: T\nKind: fix\nFixes: 3\n";
+  assert.equal(parseBrief(`${fix}Branch: task-3\n${body}`, "NEXT-STEPS.md").branch, "task-3");
+  assert.throws(
+    () => parseBrief(`${fix}Branch: task-5\n${body}`, "NEXT-STEPS.md"),
+    /the task this brief fixes/,
+  );
+});

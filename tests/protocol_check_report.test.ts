@@ -98,6 +98,12 @@ Deno.test("checkReport() rejects an empty or blank output block", () => {
   assert.ok(problems.some((p) => p.startsWith("No pasted output for `deno  check   main.ts`")));
 });
 
+Deno.test("checkReport() accepts an empty block with its Exit line for a command that prints nothing", () => {
+  const text = HONEST.replace("Check file:///main.ts\n```", "```\n\nExit: 0");
+  assert.match(text, /### deno check main.ts\n\n```\n```\n\nExit: 0/);
+  assert.deepEqual(checkReport(report(text), brief), []);
+});
+
 Deno.test("checkReport() rejects a SHIPPED report whose pasted run failed", () => {
   const problems = checkReport(report(HONEST.replace("Exit: 0", "Exit: 1")), brief);
   assert.deepEqual(problems, [

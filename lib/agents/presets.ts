@@ -49,6 +49,13 @@ export interface InvocationContext {
    * claude's pre-approved Write/Bash already reach them.
    */
   writableDirs?: readonly string[];
+  /**
+   * Exact commands a claude reviewer may run besides read-only git: the brief's
+   * verification bar (already checked to hold no shell syntax). A command with
+   * a parenthesis cannot be written as a permission rule and is left out; the
+   * reviewer still has relay's own evidence for it.
+   */
+  allowCommands?: readonly string[];
 }
 
 /** Tools a root claude executor gets pre-approved (acceptEdits mode). */
@@ -97,7 +104,10 @@ function claudeArgv(
       "--tools",
       CLAUDE_REVIEWER_TOOLS,
       "--allowedTools",
-      CLAUDE_REVIEWER_ALLOWED,
+      [
+        CLAUDE_REVIEWER_ALLOWED,
+        ...(ctx.allowCommands ?? []).filter((c) => !/[()]/.test(c)).map((c) => `Bash(${c.trim()})`),
+      ].join(" "),
       "--disallowedTools",
       CLAUDE_REVIEWER_DENIED,
       "--setting-sources",

@@ -20,6 +20,7 @@ Commands:
   review     the reviewer tick (cron runs it every minute): review, gate, merge or send back
   gate       check whether the PR in flight may merge (exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT)
   merge      gate, then merge the PR in flight through the forge, then promote the next brief
+  close      give up on a task's PR without merging it (the branch stays), promote the next brief
   status     what the loop is doing, and why it waits
   resume     clear a HOLD after a person has dealt with it
   demo       run the whole loop in a temporary sandbox with the demo agent
@@ -73,6 +74,12 @@ Exit codes: 0 MERGE, 10 REFUSE (send back), 11 HUMAN (route to a person), 12 WAI
 Runs the gate and, when it says MERGE, merges the PR through the forge with a
 compare-and-swap on the reviewed head, then promotes the next queued brief.
 Exit codes as for gate when it does not merge.`,
+  close: `Usage: relay close <task> --reason <text>
+
+A person's decision: closes the PR of <task> without merging it (its branch and
+commits stay), sets an open fix brief for it to DONE, clears a HOLD about it,
+and promotes the next queued brief. Use it when a task can neither pass review
+nor be fixed, so the one-PR-in-flight rule does not hold the loop forever.`,
   status: `Usage: relay status [--json]
 
 Shows the brief, the queue, the tick in progress (lock holder, journal step),

@@ -153,6 +153,11 @@ export class GitHubPlannerForge implements PlannerForge {
     );
   }
 
+  /** `gh pr close` (never --delete-branch: the branch and its commits stay). */
+  async close(pr: PrStatus, comment: string): Promise<void> {
+    await this.gh.run(["pr", "close", prNumber(pr.id), "--comment", comment]);
+  }
+
   /** GitHub already knows a PR merged out of band; nothing to record. */
   noteMerged(_pr: PrStatus): Promise<void> {
     return Promise.resolve();

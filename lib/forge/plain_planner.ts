@@ -116,6 +116,10 @@ export class PlainPlannerForge implements PlannerForge {
     await writeJson(path, record);
   }
 
+  async close(pr: PrStatus, _comment: string): Promise<void> {
+    await this.setState(pr.branch, "closed", pr.head);
+  }
+
   async noteMerged(pr: PrStatus): Promise<void> {
     await this.setState(pr.branch, "merged", pr.head);
   }

@@ -1,7 +1,7 @@
 /**
  * A forge is where branches are pushed and pull requests live. Its interface
  * is split by authority: the executor's part can push a task branch and open
- * a PR; only the planner's part can merge one. Executor code imports
+ * a PR; only the planner's part can merge or close one. Executor code imports
  * `ExecutorForge` factories only, so it cannot reach a merge.
  */
 
@@ -67,4 +67,6 @@ export interface PlannerForge {
   recordVerdict(pr: PrStatus, head: string, text: string): Promise<void>;
   /** Marks a PR merged out of band as merged (plain git needs the record updated). */
   noteMerged(pr: PrStatus): Promise<void>;
+  /** Closes a PR without merging it; the branch and its commits stay. A person's decision. */
+  close(pr: PrStatus, comment: string): Promise<void>;
 }

@@ -104,10 +104,16 @@ export async function addToInbox(
       `remove the "Task:" line to get the next free number (${Math.max(0, ...used.keys()) + 1})`,
     );
   }
-  const defaultBranch = `task-${parsed.task}`;
-  const branch = parsed.task === 0 || parsed.branch === defaultBranch
-    ? `task-${task}`
-    : parsed.branch;
+  // A Branch line that is there is kept (a fix names the branch it fixes); only a missing one
+  // defaults, and only then to the number just assigned.
+  const branch = parsed.branch === "" ? `task-${task}` : parsed.branch;
+  if (parsed.kind === "feature" && branch !== `task-${task}`) {
+    throw new InputError(
+      { file: source, key: "Branch" },
+      `a feature brief works on its own branch, task-${task}, not "${branch}"`,
+      `leave the "Branch:" line out (relay names it), or write "Branch: task-${task}"`,
+    );
+  }
   const brief: Brief = { ...parsed, task, branch, status: "QUEUED" };
   const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
   await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });

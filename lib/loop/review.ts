@@ -183,7 +183,7 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
         report.head.slice(0, 12)
       }`,
       next:
-        `Find out who pushed to ${pr.branch}. To keep the new commits, queue a fix brief for task ${s.task} (Kind: fix, Fixes: ${s.task}, Branch: ${pr.branch}) so the executor reports on them; otherwise move them off the branch. Then run "relay resume".`,
+        `Find out who pushed to ${pr.branch}. To keep the new commits, queue a fix brief for task ${s.task} (Kind: fix, Fixes: ${s.task}, Branch: ${pr.branch}) so the executor reports on them; otherwise move them off the branch. Then run "relay resume". To give up on the task instead: relay close ${s.task} --reason "…".`,
       at: now(),
     };
     await writeHold(tick.state.hold, hold);
@@ -235,7 +235,7 @@ async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Pro
     task: s.report.task,
     reason: `task ${s.report.task} is BLOCKED: the executor could not finish it`,
     next:
-      `Read COWORK-STATUS.md on main. Then queue a better brief (relay inbox add), or promote the next one (relay promote), and run "relay resume".`,
+      `Read COWORK-STATUS.md on main. If task ${s.task} has an open PR, give up on it with relay close ${s.task} --reason "…" (closes it unmerged, promotes the next brief, clears this HOLD); otherwise queue a better brief (relay inbox add) or promote the next one (relay promote), then run "relay resume".`,
     at: now(),
   };
   await writeHold(tick.state.hold, hold);
@@ -446,7 +446,7 @@ async function dispatchReviewer(
       verdictPath,
       bar: s.brief.bar,
     }),
-    { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0 },
+    { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0, allowCommands: s.brief.bar },
   );
   if (inv.kind === "demo") {
     await runDemoReviewer({ worktree, bar: s.brief.bar, verdictPath });
@@ -502,7 +502,7 @@ async function sendBack(
       reason:
         `task ${s.task} was sent back ${record.fixes.length} time(s) and still does not pass (${why.trim()})`,
       next:
-        `Read the findings in .git/relay/reviews/task-${s.task}.json and the report on main; decide by hand (fix, re-brief, or close ${pr.id}), then run "relay resume".`,
+        `Read the findings in .git/relay/reviews/task-${s.task}.json and the report on main. Either fix ${pr.branch} by hand and queue a fix brief (Kind: fix, Fixes: ${s.task}, Branch: ${pr.branch}), then run "relay resume"; or give up with relay close ${s.task} --reason "…" (closes ${pr.id} unmerged, promotes the next brief, clears this HOLD).`,
       at: now(),
     };
     await writeHold(tick.state.hold, hold);
@@ -542,6 +542,12 @@ async function gateAndMerge(
   record: ReviewRecord,
   pr: PrStatus,
 ): Promise<ReviewResult> {
+  // The reviewer may have taken many minutes: judge the main that is there now.
+  await tick.primary.fetch(tick.config.remote);
+  const mainNow = await tick.primary.resolve(
+    `refs/remotes/${tick.config.remote}/${tick.config.main}`,
+  );
+  if (mainNow && mainNow !== s.originMain) s = { ...s, originMain: mainNow };
   const decision = await gateFor(tick, s, record, pr);
   tick.log.step(`gate for ${pr.id}:\n${formatGate(decision)}`);
   switch (decision.decision) {

@@ -141,11 +141,17 @@ export function parseBrief(text: string, file: string, opts: ParseBriefOptions =
   let branch: string;
   if (branchLine) {
     branch = branchLine.value;
-    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(branch) || branch.includes("..")) {
+    // Task branches are named for their task: the forge's one-in-flight rule and the gate
+    // recognise relay's PRs by that name, and a fix works on the branch of the task it fixes.
+    const owner = fixes ?? task;
+    const m = /^task-(\d+)$/.exec(branch);
+    if (!m || (owner > 0 && Number(m[1]) !== owner)) {
       throw fail(
         branchLine.line,
-        `branch "${branch}" is not a plain branch name`,
-        `write "Branch: task-${fixes ?? (task || "<n>")}"`,
+        m
+          ? `branch "${branch}" does not belong to task ${owner}${fixes ? ` (the task this brief fixes)` : ""}`
+          : `branch "${branch}" is not a task branch`,
+        `write "Branch: task-${owner || "<n>"}", or leave the line out`,
       );
     }
   } else if (opts.allowMissingBranch) {

@@ -381,7 +381,9 @@ export function checkReport(report: Report, brief: Brief): string[] {
   const missing: string[] = [];
   for (const command of brief.bar) {
     const run = report.verification.find((r) => sameCommand(r.command, command));
-    if (!run || run.output.trim() === "") {
+    // A command that prints nothing (tsc --noEmit, test -f …) is answered by an empty block
+    // with its Exit line; relay's own evidence shows the same run.
+    if (!run || (run.output.trim() === "" && run.exit === undefined)) {
       missing.push(command);
       continue;
     }
@@ -398,7 +400,7 @@ export function checkReport(report: Report, brief: Brief): string[] {
     for (const command of missing) {
       problems.push(
         `No pasted output for \`${command}\`: add "### \`${command}\`" under "## Verification" ` +
-          "with the command's real output in a fenced block.",
+          "with the command's real output in a fenced block, then its `Exit: <code>` line.",
       );
     }
   }

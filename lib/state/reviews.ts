@@ -43,6 +43,8 @@ export interface ReviewRecord {
   /** Fix briefs written for this task. */
   fixes: { task: number; at: string; head: string }[];
   merged?: { sha: string; at: string; by: "relay" | "out-of-band" };
+  /** Closed without merging by a person (`relay close`). */
+  closed?: { head: string; at: string; reason: string };
   /** The last gate decision that routed this PR to a person. */
   human?: { head: string; at: string; files: string[] };
 }

@@ -391,6 +391,20 @@ Deno.test("recordVerdict() posts a COMMENT review with the verdict and the head 
   assert.equal((await s.calls()).length, 2, "noteMerged() calls nothing");
 });
 
+Deno.test("close() runs gh pr close with the comment and never deletes the branch", async () => {
+  await using s = await standIn({ "pr-close": {} });
+  await planner(s.gh).close(openPr(), "Closed by a person with relay close: not worth it");
+  const sent = await argvs(s);
+  assert.deepEqual(sent.at(-1), [
+    "pr",
+    "close",
+    "42",
+    "--comment",
+    "Closed by a person with relay close: not worth it",
+  ]);
+  assert.ok(!sent.flat().includes("--delete-branch"));
+});
+
 // --- readiness and failures -----------------------------------------------------------------------
 
 Deno.test("Gh says to install GitHub CLI or set forge: plain when gh is not on PATH", async () => {

@@ -404,3 +404,22 @@ Deno.test("relay close gives up on a PR that used its fix rounds: HOLD cleared, 
     "nothing open to close",
   );
 });
+
+Deno.test("a review worktree left by a killed review tick is removed when clean, kept when dirty", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Leftovers" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const clean = join(scene.worktrees, "review-20260101T000000Z-review1-t1");
+  const dirty = join(scene.worktrees, "review-20260101T000001Z-review1-t2");
+  for (const path of [clean, dirty]) {
+    await scene.git(scene.work, ["worktree", "add", "--quiet", "--detach", path, "origin/task-1"]);
+  }
+  await Deno.writeTextFile(join(dirty, "notes.txt"), "someone's notes\n");
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  const list = await scene.out(["worktree", "list", "--porcelain"]);
+  assert.doesNotMatch(list, /review1-t1\n/);
+  assert.match(list, /review1-t2/);
+  assert.equal(await Deno.readTextFile(join(dirty, "notes.txt")), "someone's notes\n");
+});

@@ -44,6 +44,9 @@ async function reviewState(
         : "; nothing queued"
     }`;
   }
+  if (record.closed?.head === report.head) {
+    return `task ${task}'s PR was closed unmerged by a person (${record.closed.reason})`;
+  }
   if (report.outcome === "BLOCKED") {
     return `task ${report.task} is BLOCKED: a person decides what happens next`;
   }

@@ -267,6 +267,7 @@ async function runReview(
 ): Promise<Verdict> {
   const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
   checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
+  await removeLeftoverReviewWorktrees(tick.primary);
   for (let turn = 1; turn <= 2; turn++) {
     const runId = `${timestampId()}-review${s.task}-t${turn}`;
     const runDir = join(tick.state.runs, runId);
@@ -337,6 +338,21 @@ async function runReview(
     return parsed.value;
   }
   throw new Error("unreachable");
+}
+
+/**
+ * A review tick killed mid-turn leaves its disposable worktree behind. Remove
+ * the clean ones (plain `git worktree remove` refuses anything dirty, which
+ * then stays for a person to look at).
+ */
+async function removeLeftoverReviewWorktrees(primary: Git): Promise<void> {
+  const list = await primary.out(["worktree", "list", "--porcelain"]);
+  for (const line of list.split("\n")) {
+    const path = line.startsWith("worktree ") ? line.slice("worktree ".length) : "";
+    if (/\/review-[^/]+-review\d+-t\d$/.test(path)) {
+      await primary.run(["worktree", "remove", "--", path], { allowFail: true });
+    }
+  }
 }
 
 async function holdReview(tick: Tick, s: Subject, runId: string, reason: string): Promise<never> {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cron-tick.sh — the thin cron wrapper around `relay poll` and `relay review`
+# (scripts/poll.sh and scripts/review.sh call it).
+#
+# Crontab (the path is the repo's PRIMARY checkout, not a worktree):
+#
+#   * * * * * /path/to/relay/scripts/poll.sh /path/to/repo
+#   * * * * * /path/to/relay/scripts/review.sh /path/to/repo
+#
+# What it does, and nothing more:
+#   - gives cron a sane PATH (~/.deno/bin, ~/.local/bin, /opt/homebrew/bin, /usr/local/bin, ...);
+#   - cd's into <repo>;
+#   - runs `relay <poll|review> [extra args]` (RELAY_BIN overrides the binary, default `relay`);
+#   - appends its output, under a timestamped header line, to <repo>/.git/relay/cron.log
+#     (RELAY_CRON_LOG overrides; rotated to cron.log.1 past 5 MiB). An idle tick prints
+#     nothing, so it leaves no line at all: 1,440 idle minutes a day do not bury the log.
+# Locking, deciding what to do and all the safety rules live in relay itself.
+
+set -euo pipefail
+
+SUBCOMMAND="${1:-}"
+if [[ "$SUBCOMMAND" != "poll" && "$SUBCOMMAND" != "review" ]]; then
+  echo "usage: $0 <poll|review> <repo> [extra relay args...]" >&2
+  exit 2
+fi
+shift
+if [[ $# -lt 1 || -z "$1" ]]; then
+  echo "usage: $0 $SUBCOMMAND <repo> [extra relay $SUBCOMMAND args...]" >&2
+  exit 2
+fi
+repo="$1"
+shift
+
+# Sane PATH first, then the inherited one minus relative entries (".", "", ...).
+sane="${HOME:+$HOME/.deno/bin:$HOME/.local/bin:}/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+IFS=: read -r -a inherited <<<"${PATH:-}"
+for dir in ${inherited[@]+"${inherited[@]}"}; do
+  [[ "$dir" == /* ]] && sane="$sane:$dir"
+done
+export PATH="$sane"
+
+if ! cd -- "$repo" 2>/dev/null; then
+  echo "$0: cannot cd to repo: '$repo'" >&2
+  exit 2
+fi
+if [[ -z "${RELAY_CRON_LOG:-}" && ! -d .git ]]; then
+  echo "$0: not a primary git checkout (no .git directory): '$repo'" >&2
+  exit 2
+fi
+
+log="${RELAY_CRON_LOG:-$PWD/.git/relay/cron.log}"
+mkdir -p -- "$(dirname -- "$log")"
+if [[ -f "$log" && "$(wc -c <"$log")" -gt 5242880 ]]; then
+  mv -f -- "$log" "$log.1"
+fi
+
+header="=== $(date -u +%Y-%m-%dT%H:%M:%SZ) relay $SUBCOMMAND (pid $$, repo $PWD) ==="
+# Streamed as it comes (a long agent turn shows progress), the header only before a first line.
+set +e
+"${RELAY_BIN:-relay}" "$SUBCOMMAND" "$@" 2>&1 </dev/null |
+  awk -v header="$header" 'NR == 1 { print header } { print; fflush() }' >>"$log"
+code=${PIPESTATUS[0]}
+set -e
+if [[ $code -ne 0 ]]; then
+  echo "=== exit $code ===" >>"$log"
+fi
+exit "$code"

@@ -287,8 +287,12 @@ Deno.test("after a resumed moves-main HOLD, relay never pushes the agent's commi
   assert.match(poll.stderr, /relay: HOLD: .*local main has commits .* not paperwork/);
   assert.equal((await originRefs(scene))["refs/heads/main"], initial);
 
-  // Once main is repaired, the next poll finishes the same run: paperwork only on origin/main.
+  // The HOLD is recorded: it stays until a person has repaired main and says so.
+  assert.equal((await scene.relay(["poll"])).code, HOLD);
+  // Once main is repaired and the HOLD cleared, the next poll finishes the same run (its branch
+  // was already pushed, so resume keeps it): paperwork only on origin/main.
   await scene.git(scene.work, ["update-ref", "refs/heads/main", initial]);
+  assert.equal((await scene.relay(["resume"])).code, 0);
   const after = await scene.relay(["poll"]);
   assert.equal(after.code, 0, all(after));
   assert.match(after.stdout, /task 2 shipped/);

@@ -1,4 +1,7 @@
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import { statePaths } from "../state/paths.ts";
+
+export const PROMOTE_BUSY = "busy: a tick is running; try again in a minute";
 
 export async function promote(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("promote", args, { json: { type: "boolean" } }, {
@@ -6,6 +9,14 @@ export async function promote(args: string[], ctx: Context): Promise<number> {
     max: 0,
   });
   const repo = requireRepo(ctx);
+  // The executor's tick writes NEXT-STEPS.md and commits it: never change it under a running tick.
+  const { tryLock } = await import("../state/lock.ts");
+  await using lock = await tryLock(statePaths(repo.commonDir).pollLock, "promote");
+  if (!lock) {
+    if (values.json) printJson({ result: "busy", message: PROMOTE_BUSY });
+    else console.log(PROMOTE_BUSY);
+    return 0;
+  }
   const { promoteNext } = await import("../loop/promote.ts");
   const res = await promoteNext(repo.root);
   if (values.json) printJson(res);

@@ -4,8 +4,8 @@
  * open PR for the branch is found first and returned as it is.
  */
 import { z } from "zod";
-import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
+import { branchPushHold, classifyPush } from "../git/push_outcome.ts";
 import { checkBranch, Gh, GH_TIMEOUT_MS, ghPr, listRelayOpen, PR_FIELDS } from "./gh.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
@@ -29,12 +29,8 @@ export class GitHubExecutorForge implements ExecutorForge {
 
   async pushBranch(branch: string, head: string): Promise<void> {
     const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
-    if (!res.ok) {
-      throw new HoldError(
-        `Cannot push "${branch}" to "${this.remote}": the remote refused a fast-forward (someone else pushed to it?)`,
-        `Inspect "${this.remote}/${branch}" against the local branch; relay never force-pushes. Details:\n${res.stderr.trim()}`,
-      );
-    }
+    const outcome = classifyPush(res.ok, res.stderr);
+    if (outcome.kind !== "ok") throw branchPushHold(outcome, this.remote, branch, this.git.cwd);
   }
 
   /** Open PRs from relay's own `task-<n>` branches (see {@link listRelayOpen} for why only those). */

@@ -5,8 +5,8 @@
  */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
+import { branchPushHold, classifyPush } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
@@ -33,12 +33,8 @@ export class PlainExecutorForge implements ExecutorForge {
 
   async pushBranch(branch: string, head: string): Promise<void> {
     const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
-    if (!res.ok) {
-      throw new HoldError(
-        `Cannot push "${branch}" to "${this.remote}": the remote refused a fast-forward (someone else pushed to it?)`,
-        `Inspect "${this.remote}/${branch}" against the local branch; relay never force-pushes. Details:\n${res.stderr.trim()}`,
-      );
-    }
+    const outcome = classifyPush(res.ok, res.stderr);
+    if (outcome.kind !== "ok") throw branchPushHold(outcome, this.remote, branch, this.git.cwd);
   }
 
   async listOpen(): Promise<PrRef[]> {

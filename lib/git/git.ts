@@ -14,9 +14,36 @@ const GIT_ENV: Record<string, string> = {
   GIT_ASKPASS: "",
   SSH_ASKPASS: "",
   LC_ALL: "C",
+  // Replace refs (refs/replace/*) would let anyone with write access to the repository make
+  // relay's diffs and the gate see other objects than the ones a push sends.
+  GIT_NO_REPLACE_OBJECTS: "1",
 };
 /** Inherited variables that would point git somewhere else. */
 const GIT_UNSET = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"];
+
+/**
+ * Where hooks are looked up on every call: a path under which no file can exist
+ * (`/dev/null/<hook>` is never a file; on Windows `NUL` is the null device).
+ */
+const NO_HOOKS = Deno.build.os === "windows" ? "NUL" : "/dev/null";
+
+/**
+ * Config given on every call, before the subcommand. An agent that can write
+ * `.git/config` or `.git/hooks/` (the executor runs unsandboxed beside relay)
+ * could otherwise have every later git call of relay run its program: through
+ * `core.fsmonitor` (run by status, diff, add, commit …) or a hook (relay's
+ * commits pass --no-verify, but post-checkout, post-commit, reference-transaction
+ * and pre-push hooks still ran). relay relies on no hook; a repository whose
+ * pushes need one (Git LFS's pre-push upload) must push LFS objects itself.
+ * The post-turn guard (lib/loop/guard.ts) catches the other ways; this is the
+ * layer that holds even when a change slips past it.
+ */
+export const SAFE_CONFIG: readonly string[] = [
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  `core.hooksPath=${NO_HOOKS}`,
+];
 
 export const NETWORK_TIMEOUT_MS = 120_000;
 
@@ -30,9 +57,12 @@ export interface GitOptions {
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
 
-  /** Runs `git <args>`; throws CommandError on a non-zero exit unless `allowFail`. */
+  /**
+   * Runs `git <SAFE_CONFIG> <args>`; throws CommandError on a non-zero exit
+   * unless `allowFail`.
+   */
   run(args: readonly string[], opts: GitOptions = {}): Promise<RunResult> {
-    return run(["git", ...args], {
+    return run(["git", ...SAFE_CONFIG, ...args], {
       cwd: this.cwd,
       env: { ...GIT_ENV, ...opts.env },
       unsetEnv: GIT_UNSET,

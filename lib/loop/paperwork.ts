@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
+import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
 import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
 import type { Log } from "./log.ts";
 
@@ -24,14 +25,14 @@ export async function syncMain(primary: Git, remote: string, main: string): Prom
     if (res.code !== 0) {
       throw new HoldError(
         `Cannot fast-forward "${main}" in the primary tree to ${remote}/${main}`,
-        `Commit or move aside the local changes git names below, then rerun.\n${res.stderr.trim()}`,
+        `Commit or move aside the local changes git names below.\n${res.stderr.trim()}`,
       );
     }
   } else if (!(await paperworkOnly(primary, `${origin}..${local}`))) {
     // Whatever is on local main is pushed with the paperwork: product code must not ride along.
     throw new HoldError(
       `Cannot commit the paperwork on "${main}": local ${main} has commits that are not on ${remote}/${main} and are not paperwork`,
-      `relay pushes only its own paperwork commits to ${main}. Look at "git log ${remote}/${main}..${main}" in ${primary.cwd}; move those commits to a branch (or push them yourself), then rerun.`,
+      `relay pushes only its own paperwork commits to ${main}. Look at "git log ${remote}/${main}..${main}" in ${primary.cwd}; move those commits to a branch (or push them yourself).`,
     );
   }
 }
@@ -83,8 +84,11 @@ async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
 }
 
 /**
- * Pushes main. A rejected push is retried after a fetch and a rebase of the
- * local paperwork-only commits onto the remote's main — never forced.
+ * Pushes main. A push the remote turned down as not a fast-forward (someone
+ * pushed to main meanwhile) is retried after a fetch and a rebase of the
+ * local paperwork-only commits onto the remote's main — never forced. Any
+ * other refusal (a protected branch, a pre-receive hook) or failure (auth,
+ * network) is a HOLD that quotes git and the remote.
  */
 export async function pushMain(
   primary: Git,
@@ -94,16 +98,29 @@ export async function pushMain(
 ): Promise<void> {
   for (let attempt = 1; attempt <= 3; attempt++) {
     const res = await primary.push(remote, "HEAD", `refs/heads/${main}`);
-    if (res.ok) return;
+    const outcome = classifyPush(res.ok, res.stderr);
+    if (outcome.kind === "ok") return;
+    if (outcome.kind !== "behind") {
+      const waits =
+        `The paperwork commit waits on local ${main} in ${primary.cwd}; nothing was forced.`;
+      throw new HoldError(
+        `Cannot push the paperwork commit to "${remote}/${main}": ${describePush(outcome)}`,
+        `${
+          outcome.kind === "refused"
+            ? refusalAdvice(remote, main)
+            : failureAdvice(remote, main, primary.cwd)
+        } ${waits}`,
+      );
+    }
     log.step(
-      `push of ${main} rejected (attempt ${attempt}); fetching and rebasing the paperwork commit`,
+      `push of ${main} rejected (${outcome.status}, attempt ${attempt}); fetching and rebasing the paperwork commit`,
     );
     await primary.fetch(remote);
     const origin = `refs/remotes/${remote}/${main}`;
     if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
       throw new HoldError(
         `Cannot push "${main}": local ${main} has commits that are not paperwork and ${remote} moved`,
-        `Look at "git log ${origin}..${main}" in the primary tree; relay only rebases its own paperwork commits.`,
+        `Look at "git log ${origin}..${main}" in the primary tree; relay only rebases its own paperwork commits. Move the other commits to a branch.`,
       );
     }
     const rebase = await primary.run(["rebase", "--autostash", "--quiet", origin], {
@@ -115,7 +132,7 @@ export async function pushMain(
         `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
           rebase.stderr.trim().split("\n")[0] ?? "conflict"
         }`,
-        `Someone changed the protocol files on ${remote}/${main}. Merge them by hand in the primary tree, push, then run "relay resume".`,
+        `Someone changed the protocol files on ${remote}/${main}. In the primary tree (${primary.cwd}), rebase ${main} onto ${remote}/${main} by hand, resolving NEXT-STEPS.md and COWORK-STATUS.md, and push it.`,
       );
     }
   }

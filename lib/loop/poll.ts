@@ -18,7 +18,8 @@ import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { buildInvocation } from "../agents/presets.ts";
 import { executorPrompt } from "../agents/prompt.ts";
-import { isAlive, runAgent } from "../agents/runner.ts";
+import { runAgent } from "../agents/runner.ts";
+import { orphanState, stopOrphan } from "./orphan.ts";
 import { runDemoAgent } from "../agents/demo.ts";
 import { tryLock } from "../state/lock.ts";
 import {
@@ -38,7 +39,7 @@ import {
   writeJournal,
 } from "../state/journal.ts";
 import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../state/tasks.ts";
-import { type Hold, readHold, writeHold } from "../state/hold.ts";
+import { type Hold, readHold, recordRunHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
@@ -48,6 +49,14 @@ import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
 import { disagreements, runBar } from "./evidence.ts";
 import { commitPaperwork, pushMain, syncMain } from "./paperwork.ts";
 import { fileHash, sha256 } from "./hash.ts";
+import {
+  changedControls,
+  changedPrimaryFiles,
+  controlFiles,
+  executorScope,
+  markRemoteLogs,
+  pushesSince,
+} from "./guard.ts";
 import type { Log } from "./log.ts";
 import type { Evidence } from "../protocol/types.ts";
 
@@ -118,20 +127,26 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
 
   checkPrimary(tick);
 
-  if (journal) {
-    const runBrief = await readTextOrNull(join(state.runs, journal.runId, "brief.md"));
-    if (runBrief === null) {
-      throw new Error(`Cannot resume run ${journal.runId}: its brief copy is missing`);
+  try {
+    if (journal) {
+      const runBrief = await readTextOrNull(join(state.runs, journal.runId, "brief.md"));
+      if (runBrief === null) {
+        throw new Error(`Cannot resume run ${journal.runId}: its brief copy is missing`);
+      }
+      const brief = parseBrief(runBrief, join(state.runs, journal.runId, "brief.md"));
+      tick.log.step(
+        `resuming task ${journal.task} run ${journal.runId} after step "${journal.step}"`,
+      );
+      return await continueAttempt(tick, brief, journal);
     }
-    const brief = parseBrief(runBrief, join(state.runs, journal.runId, "brief.md"));
-    tick.log.step(
-      `resuming task ${journal.task} run ${journal.runId} after step "${journal.step}"`,
-    );
-    return await continueAttempt(tick, brief, journal);
-  }
 
-  const brief = parseBrief(briefText!, BRIEF_FILE);
-  return await startAttempt(tick, brief);
+    const brief = parseBrief(briefText!, BRIEF_FILE);
+    return await startAttempt(tick, brief);
+  } catch (err) {
+    // A HOLD in the middle of a run stops every later tick until a person runs `relay resume`.
+    if (err instanceof HoldError) throw await recordRunHold(state, err);
+    throw err;
+  }
 }
 
 /** Preconditions on the primary tree; nothing is changed when one fails. */
@@ -162,15 +177,20 @@ function timestampId(): string {
  * the agent reached out of its worktree.
  */
 async function primaryFiles(primary: Git): Promise<Record<string, string>> {
-  const spec = ["--", ".", `:(exclude,top)${INBOX_DIR}`];
+  const spec = ["--", "."];
   const tracked =
     (await primary.out(["diff", "--name-only", "--no-renames", "-z", "HEAD", ...spec]))
       .split("\0");
   const untracked =
     (await primary.out(["ls-files", "--others", "--exclude-standard", "-z", ...spec]))
       .split("\0");
+  // Every queued brief, changed or not: one the agent rewrites must show as changed,
+  // not as new (a person may add or drop briefs during the turn; see changedPrimaryFiles).
+  const inbox = (await primary.out(["ls-files", "-z", "--", INBOX_DIR])).split("\0");
   const files: Record<string, string> = {};
-  for (const path of [...tracked, ...untracked].filter((p) => p !== "").sort()) {
+  for (
+    const path of [...new Set([...tracked, ...untracked, ...inbox])].filter((p) => p !== "").sort()
+  ) {
     files[path] = (await fileHash(join(primary.cwd, path))) || "(deleted)";
   }
   return files;
@@ -194,74 +214,98 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     );
   }
 
-  // One PR in flight at a time: only its own fix brief may work while it waits for review.
-  const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
-    pr.branch !== brief.branch
-  );
-  if (inFlight.length) {
-    return {
-      kind: "busy",
-      message: `waiting: ${
-        inFlight.map((p) => p.id).join(", ")
-      } is in flight; task ${brief.task} starts once the reviewer merges it or sends it back`,
-    };
-  }
-
-  await primary.fetch(config.remote);
-  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
-  if (!originMain) {
-    throw new HoldError(
-      `"${config.remote}/${config.main}" does not exist`,
-      `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
+  // The review tick writes relay's records (verdicts, PR records) that the turn's guard
+  // compares. Hold its lock while preparing: a review running now finishes first, and one
+  // starting later finds the journal and does nothing until the attempt is over.
+  let journal: Journal;
+  {
+    await using reviewLock = await tryLock(state.reviewLock, "poll");
+    if (!reviewLock) {
+      return {
+        kind: "busy",
+        message: `waiting: relay review is running; task ${brief.task} starts after it`,
+      };
+    }
+    // One PR in flight at a time: only its own fix brief may work while it waits for review.
+    const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
+      pr.branch !== brief.branch
     );
-  }
-  const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
-  checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
-  const worktree = join(root, brief.branch.replaceAll("/", "-"));
-  const how = await ensureWorktree(primary, {
-    path: worktree,
-    branch: brief.branch,
-    remote: config.remote,
-    start: originMain,
-  });
-  tick.log.step(`task ${brief.task}: worktree ${how} at ${worktree} on ${brief.branch}`);
-  const wt = new Git(worktree, config.timeouts.networkMs);
-  const before = await wt.head();
-  await primary.updateRef(
-    anchorRef(brief.task, runId, "before"),
-    before,
-    "relay: before agent turn",
-  );
-  failpoint("after-worktree");
+    if (inFlight.length) {
+      return {
+        kind: "busy",
+        message: `waiting: ${
+          inFlight.map((p) => p.id).join(", ")
+        } is in flight; task ${brief.task} starts once the reviewer merges it or sends it back`,
+      };
+    }
 
-  const runDir = join(state.runs, runId);
-  await Deno.mkdir(runDir, { recursive: true });
-  await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
-  await copyInstructions(tick, worktree);
-  await clearStaleReport(wt, runDir);
+    await primary.fetch(config.remote);
+    const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+    if (!originMain) {
+      throw new HoldError(
+        `"${config.remote}/${config.main}" does not exist`,
+        `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
+      );
+    }
+    const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+    checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
+    const worktree = join(root, brief.branch.replaceAll("/", "-"));
+    const how = await ensureWorktree(primary, {
+      path: worktree,
+      branch: brief.branch,
+      remote: config.remote,
+      start: originMain,
+    });
+    tick.log.step(`task ${brief.task}: worktree ${how} at ${worktree} on ${brief.branch}`);
+    const wt = new Git(worktree, config.timeouts.networkMs);
+    const before = await wt.head();
+    await primary.updateRef(
+      anchorRef(brief.task, runId, "before"),
+      before,
+      "relay: before agent turn",
+    );
+    failpoint("after-worktree");
 
-  const journal: Journal = {
-    version: 1,
-    task: brief.task,
-    runId,
-    attempt: failed + 1,
-    step: "prepared",
-    branch: brief.branch,
-    worktree,
-    originMain,
-    before,
-    mainBefore: (await primary.resolve(`refs/heads/${config.main}`)) ?? "",
-    primaryDiff: await primaryDiffHash(primary),
-    primaryFiles: await primaryFiles(primary),
-    reportBefore: await fileHash(join(worktree, REPORT_FILE)),
-    updated: "",
-  };
-  if (failed >= config.attempts) {
-    journal.step = "agent-finished";
-    journal.outcome = "BLOCKED";
-    journal.failure = `${failed} attempt(s) failed; see earlier runs`;
+    const runDir = join(state.runs, runId);
+    await Deno.mkdir(runDir, { recursive: true });
+    await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
+    await copyInstructions(tick, worktree);
+    await clearStaleReport(wt, runDir);
+
+    const scope = await executorScope({
+      commonDir: tick.repo.commonDir,
+      gitDir: tick.repo.gitDir,
+      worktree,
+      runDir,
+      profilePath: profile.path,
+    });
+    const fresh: Journal = {
+      version: 1,
+      task: brief.task,
+      runId,
+      attempt: failed + 1,
+      step: "prepared",
+      branch: brief.branch,
+      worktree,
+      originMain,
+      before,
+      mainBefore: (await primary.resolve(`refs/heads/${config.main}`)) ?? "",
+      primaryDiff: await primaryDiffHash(primary),
+      primaryFiles: await primaryFiles(primary),
+      reportBefore: await fileHash(join(worktree, REPORT_FILE)),
+      // Last, so nothing relay does while preparing counts as the agent's.
+      remoteLogs: await markRemoteLogs(tick.repo.commonDir, config.remote),
+      control: await controlFiles(scope),
+      updated: "",
+    };
+    if (failed >= config.attempts) {
+      fresh.step = "agent-finished";
+      fresh.outcome = "BLOCKED";
+      fresh.failure = `${failed} attempt(s) failed; see earlier runs`;
+    }
+    await writeJournal(state.journal, fresh);
+    journal = fresh;
   }
-  await writeJournal(state.journal, journal);
   failpoint("after-prepared");
   return await continueAttempt(tick, brief, journal);
 }
@@ -289,13 +333,22 @@ async function clearStaleReport(wt: Git, runDir: string): Promise<void> {
   }
 }
 
-/** With `--web-root`, CLAUDE.md/AGENTS.md are git-excluded: copy them into the worktree for the agent. */
+/**
+ * With `--web-root`, CLAUDE.md/AGENTS.md are git-excluded: copy them into the
+ * worktree for the agent. Only an ignored file is copied: an untracked one git
+ * does not ignore would be committed onto the task branch (`git add --all`),
+ * and the gate refuses every branch that carries agent instructions.
+ */
 async function copyInstructions(tick: Tick, worktree: string): Promise<void> {
+  const wt = new Git(worktree, tick.config.timeouts.networkMs);
   for (const name of ["CLAUDE.md", "AGENTS.md"]) {
     const src = join(tick.repo.root, name);
     const dest = join(worktree, name);
     const tracked = await tick.primary.ok(["ls-files", "--error-unmatch", "--", name]);
     if (tracked) continue;
+    const ignored = await tick.primary.ok(["check-ignore", "-q", "--", name]) &&
+      await wt.ok(["check-ignore", "-q", "--", name]);
+    if (!ignored) continue;
     const text = await readTextOrNull(src);
     if (text !== null) await Deno.writeTextFile(dest, text);
   }
@@ -318,23 +371,49 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
 
   if (!done(journal, "agent-finished")) {
     if (journal.step === "agent-started") {
-      if (journal.agentPid !== undefined && await isAlive(journal.agentPid)) {
+      const orphan = await orphanState(journal);
+      const pid = journal.agentPid!;
+      if (orphan.kind === "running") {
+        const until = journal.agentDeadline ? `, turn limit at ${journal.agentDeadline}` : "";
         return {
           kind: "busy",
           message:
-            `busy: the agent from an interrupted tick is still running (pid ${journal.agentPid}, run ${journal.runId})`,
+            `busy: the agent from an interrupted tick is still running (pid ${pid}, run ${journal.runId}${until})${
+              orphan.unverified ? `; ${orphan.unverified}, so relay will not stop it` : ""
+            }`,
         };
       }
-      tick.log.step(
-        `the agent of run ${journal.runId} ended while no tick watched it; not relaunching that turn`,
-      );
-      journal.agent = {
-        exitCode: null,
-        signal: null,
-        timedOut: false,
-        durationMs: 0,
-        interrupted: true,
-      };
+      if (orphan.kind === "overdue") {
+        tick.log.step(
+          `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${journal.agentDeadline}); stopping its process group`,
+        );
+        if (!(await stopOrphan(pid))) {
+          return {
+            kind: "busy",
+            message:
+              `busy: the agent of run ${journal.runId} (pid ${pid}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
+          };
+        }
+        journal.agent = {
+          exitCode: null,
+          signal: null,
+          timedOut: true,
+          durationMs: Date.now() - orphan.startedMs,
+          interrupted: true,
+        };
+      } else {
+        if (orphan.reused) tick.log.step(`not our agent: ${orphan.reused}`);
+        tick.log.step(
+          `the agent of run ${journal.runId} ended while no tick watched it; not relaunching that turn`,
+        );
+        journal.agent = {
+          exitCode: null,
+          signal: null,
+          timedOut: false,
+          durationMs: 0,
+          interrupted: true,
+        };
+      }
     } else {
       journal.agent = await runExecutor(tick, brief, journal);
     }
@@ -524,7 +603,12 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     progress: tick.progress,
     label: `executor task ${brief.task}`,
     onStart: async (pid) => {
+      const started = Date.now();
       journal.agentPid = pid;
+      journal.agentStarted = new Date(started).toISOString();
+      if (Number.isFinite(timeoutMs)) {
+        journal.agentDeadline = new Date(started + timeoutMs).toISOString();
+      }
       journal.step = "agent-started";
       await writeJournal(state.journal, journal);
       failpoint("agent-running");
@@ -539,40 +623,129 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
   };
 }
 
-/** HOLD when the agent moved main, switched the worktree's branch, or touched the primary tree. */
+/**
+ * HOLD when the agent reached past its worktree: changed what steers git or
+ * relay (config, hooks, info/, relay's records), pushed anything but its own
+ * branch, moved main (local or on the remote), switched the worktree's branch,
+ * or touched the primary tree.
+ */
 async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<void> {
   const { primary, config } = tick;
   const problems: string[] = [];
-  const main = (await primary.resolve(`refs/heads/${config.main}`)) ?? "";
-  if (main !== journal.mainBefore) {
-    problems.push(
-      `${config.main} moved from ${journal.mainBefore.slice(0, 12)} to ${main.slice(0, 12)}`,
+  const repair: string[] = [];
+  // Pure file reads first: a planted core.fsmonitor, hook, filter or ssh command runs on
+  // relay's next git call, so when one of these changed relay runs no git at all.
+  const changedControl = journal.control
+    ? changedControls(
+      journal.control,
+      await controlFiles(
+        await executorScope({
+          commonDir: tick.repo.commonDir,
+          gitDir: tick.repo.gitDir,
+          worktree: journal.worktree,
+          runDir: join(tick.state.runs, journal.runId),
+          profilePath: tick.profile.path,
+        }),
+      ),
+    )
+    : [];
+  if (changedControl.length) {
+    problems.push(`it changed files that steer git or relay: ${changedControl.join(", ")}`);
+    repair.push(
+      "relay ran no git command after the turn. Before you run git in this repository, put those files back as they were: a program planted in git config or hooks runs on any git command.",
     );
-  }
-  const wt = new Git(journal.worktree);
-  const branch = await wt.branch().catch(() => null);
-  if (branch !== journal.branch) {
-    problems.push(
-      `the worktree is on "${branch ?? "a detached HEAD"}" instead of "${journal.branch}"`,
-    );
-  }
-  if (currentBranch(tick.repo.gitDir) !== config.main) {
-    problems.push(`the primary tree is no longer on ${config.main}`);
-  }
-  if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
-    const before = journal.primaryFiles ?? {};
-    const now = await primaryFiles(primary);
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(now)])]
-      .filter((p) => before[p] !== now[p]);
-    problems.push(`files of the primary tree changed: ${changed.join(", ")}`);
+  } else {
+    const remote = config.remote;
+    // Its own branch is the agent's to push (relay pushes it next anyway); any other push
+    // through the remote's name left a trace in this clone's reflogs.
+    const pushed = journal.remoteLogs
+      ? (await pushesSince(tick.repo.commonDir, remote, journal.remoteLogs))
+        .filter((p) => p.branch !== journal.branch)
+      : [];
+    if (pushed.length) {
+      problems.push(
+        `it pushed to ${[...new Set(pushed.map((p) => `${remote}/${p.branch}`))].join(", ")}`,
+      );
+    }
+    const main = (await primary.resolve(`refs/heads/${config.main}`)) ?? "";
+    if (main !== journal.mainBefore) {
+      problems.push(
+        `${config.main} moved from ${journal.mainBefore.slice(0, 12)} to ${main.slice(0, 12)}`,
+      );
+    }
+    const wt = new Git(journal.worktree);
+    const branch = await wt.branch().catch(() => null);
+    if (branch !== journal.branch) {
+      problems.push(
+        `the worktree is on "${branch ?? "a detached HEAD"}" instead of "${journal.branch}"`,
+      );
+    }
+    if (currentBranch(tick.repo.gitDir) !== config.main) {
+      problems.push(`the primary tree is no longer on ${config.main}`);
+    }
+    // The agent may hold credentials and push to main itself; relay would then build its
+    // paperwork on top and the review tick would call it "merged outside relay". HOLD when
+    // the remote's main now has work of this turn: a commit made in the worktree during the
+    // turn (reachable from its HEAD, not from the branch before the turn nor from main when
+    // the turn began), or the worktree's HEAD itself. Other new commits on main are not
+    // judged: a person may push anything to main from another clone during a turn, and
+    // nothing tells those apart from an agent's push of a branch it then deleted (the
+    // reflog check above catches that one when it pushed through the remote's name).
+    let fetched = true;
+    try {
+      await primary.fetch(remote);
+    } catch (err) {
+      if (problems.length === 0) throw err;
+      fetched = false;
+    }
+    const originMain = fetched
+      ? await primary.resolve(`refs/remotes/${remote}/${config.main}`)
+      : journal.originMain;
+    if (!originMain) {
+      problems.push(`${remote}/${config.main} no longer exists`);
+    } else if (originMain !== journal.originMain) {
+      const revs = async (args: string[]) =>
+        (await primary.out(["rev-list", ...args, "--"])).split("\n").filter((l) => l !== "");
+      const landed = new Set(await revs([originMain, `^${journal.originMain}`]));
+      const head = await wt.resolve("HEAD");
+      const made = head ? await revs([head, `^${journal.before}`, `^${journal.originMain}`]) : [];
+      const ours = made.filter((c) => landed.has(c));
+      if (head && landed.has(head) && !ours.includes(head)) ours.unshift(head);
+      if (ours.length) {
+        problems.push(
+          `${remote}/${config.main} now contains ${
+            ours.length === 1 ? "a commit" : `${ours.length} commits`
+          } of this turn: ${ours.slice(0, 5).map((c) => c.slice(0, 12)).join(", ")}${
+            ours.length > 5 ? ", …" : ""
+          }`,
+        );
+        repair.push(
+          `${remote}/${config.main} is at ${
+            originMain.slice(0, 12)
+          }: keep or revert the agent's commits there by hand.`,
+        );
+      }
+    }
+    if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
+      const changed = changedPrimaryFiles(
+        journal.primaryFiles ?? {},
+        await primaryFiles(primary),
+        INBOX_DIR,
+      );
+      if (changed.length) problems.push(`files of the primary tree changed: ${changed.join(", ")}`);
+    }
   }
   if (problems.length === 0) return;
   const hold: Hold = {
     task: journal.task,
     reason: `the agent of run ${journal.runId} left its worktree: ${problems.join("; ")}`,
-    next: `Nothing was pushed. Inspect and repair by hand (the branch before the turn is ${
-      anchorRef(journal.task, journal.runId, "before")
-    }), then run "relay resume" to start a new attempt.`,
+    next: [
+      "relay pushed nothing.",
+      ...repair,
+      `Inspect and repair by hand (the branch before the turn is ${
+        anchorRef(journal.task, journal.runId, "before")
+      }), then run "relay resume" to start a new attempt.`,
+    ].join(" "),
     at: new Date().toISOString(),
     runId: journal.runId,
   };

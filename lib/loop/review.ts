@@ -144,6 +144,13 @@ async function readTextOrNull(path: string): Promise<string | null> {
 }
 
 async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
+  // Nothing while an executor attempt is open: the executor's guard HOLDs on any change to
+  // relay's records (reviews/, prs/, tasks/, hold.json) during its agent's turn, and it
+  // cannot tell this tick's writes from a forged verdict. `relay poll` holds the review lock
+  // while it prepares an attempt, so no review is half done when the journal appears.
+  if ((await readTextOrNull(tick.state.journal)) !== null) {
+    return { kind: "waiting", message: "waiting: the executor is mid-tick" };
+  }
   const { report, brief } = s;
   const record = await readReview(tick.state.reviews, s.task, brief.branch);
 

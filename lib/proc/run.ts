@@ -28,6 +28,7 @@ export interface RunResult {
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /** Builds the child environment: inherited, minus `unset`, plus `extra`. */
 export function childEnv(
@@ -47,6 +48,36 @@ export function killGroup(pid: number, signal: Deno.Signal = "SIGKILL"): void {
     // Already exited.
   }
 }
+
+/**
+ * Stops a process group that no `Deno.ChildProcess` of ours watches (an agent
+ * left behind by a tick that died): SIGTERM to the group, wait up to `graceMs`
+ * for `alive()` to turn false, then SIGKILL to the group, so whatever ignored
+ * the SIGTERM goes too. Resolves true when the leader is gone.
+ */
+export async function stopGroup(
+  pid: number,
+  alive: () => Promise<boolean>,
+  graceMs = 5_000,
+): Promise<boolean> {
+  killGroup(pid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (await alive() && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  killGroup(pid, "SIGKILL");
+  for (let i = 0; i < 20 && await alive(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return !(await alive());
+}
+
+/**
+ * How long the output pipes may stay open once the child has exited (or its
+ * group was killed). A process that left the group (setsid) can hold them
+ * forever; after this, relay stops reading and keeps what it has.
+ */
+export const DRAIN_MS = 2_000;
 
 export async function run(argv: readonly string[], opts: RunOptions): Promise<RunResult> {
   const [program, ...args] = argv;
@@ -69,40 +100,115 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
       : `cannot start "${program}": ${(err as Error).message}`;
     throw new CommandError(argv, opts.cwd, null, "", why);
   }
-  if (opts.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(opts.stdin));
-    await writer.close();
-  }
+  // Both streams are read while the child runs: neither pipe can fill up and stall it.
+  const readers = [child.stdout.getReader(), child.stderr.getReader()] as const;
+  const chunks: [Uint8Array[], Uint8Array[]] = [[], []];
+  const pumps = Promise.all(readers.map((reader, i) => collect(reader, chunks[i]!)));
+  const feeding = opts.stdin === undefined ? null : feed(child.stdin, opts.stdin);
+
   let timedOut = false;
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
     timedOut = true;
     killGroup(child.pid);
   }, opts.timeoutMs);
+  let status: Deno.CommandStatus;
   try {
-    const out = await child.output();
-    const result: RunResult = {
-      code: out.code,
-      signal: out.signal,
-      stdout: decoder.decode(out.stdout),
-      stderr: decoder.decode(out.stderr),
-      timedOut,
-    };
-    if (timedOut) {
-      throw new CommandError(
-        argv,
-        opts.cwd,
-        null,
-        result.stderr,
-        `timed out after ${Math.round(opts.timeoutMs! / 1000)}s`,
-      );
-    }
-    if (out.code !== 0 && !opts.allowFail) {
-      const detail = out.signal ? `killed by ${out.signal}` : `exited ${out.code}`;
-      throw new CommandError(argv, opts.cwd, out.code, result.stderr || result.stdout, detail);
-    }
-    return result;
+    status = await child.status;
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+  await drain(pumps, readers, feeding);
+
+  const result: RunResult = {
+    code: status.code,
+    signal: status.signal,
+    stdout: decode(chunks[0]),
+    stderr: decode(chunks[1]),
+    timedOut,
+  };
+  if (timedOut) {
+    throw new CommandError(
+      argv,
+      opts.cwd,
+      null,
+      result.stderr,
+      `timed out after ${Math.round(opts.timeoutMs! / 1000)}s`,
+    );
+  }
+  if (status.code !== 0 && !opts.allowFail) {
+    const detail = status.signal ? `killed by ${status.signal}` : `exited ${status.code}`;
+    throw new CommandError(argv, opts.cwd, status.code, result.stderr || result.stdout, detail);
+  }
+  return result;
+}
+
+/** Reads a stream to its end (or until cancelled), keeping every chunk. */
+async function collect(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  into: Uint8Array[],
+): Promise<void> {
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      into.push(value);
+    }
+  } catch {
+    // Cancelled after the drain deadline, or the pipe broke: keep what arrived.
+  }
+}
+
+interface Feeding {
+  done: Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** Writes `text` to the child's stdin and closes it; a child that stops reading is not an error. */
+function feed(stdin: WritableStream<Uint8Array>, text: string): Feeding {
+  const writer = stdin.getWriter();
+  const done = (async () => {
+    try {
+      await writer.write(encoder.encode(text));
+      await writer.close();
+    } catch {
+      // The child exited (or closed stdin) before reading everything.
+    }
+  })();
+  return { done, abort: () => writer.abort().catch(() => {}) };
+}
+
+/**
+ * Waits at most DRAIN_MS for the output pipes to close (and stdin to be
+ * written), then stops: aborts the stdin writer and cancels the readers.
+ */
+async function drain(
+  pumps: Promise<unknown>,
+  readers: readonly ReadableStreamDefaultReader<Uint8Array>[],
+  feeding: Feeding | null,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), DRAIN_MS);
+  });
+  const all = Promise.all([pumps, feeding?.done]);
+  try {
+    if (await Promise.race([all, deadline]) === "late") {
+      await feeding?.abort();
+      await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+      await pumps;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function decode(chunks: Uint8Array[]): string {
+  const size = chunks.reduce((n, c) => n + c.length, 0);
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return decoder.decode(bytes);
 }

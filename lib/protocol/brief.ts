@@ -149,7 +149,9 @@ export function parseBrief(text: string, file: string, opts: ParseBriefOptions =
       throw fail(
         branchLine.line,
         m
-          ? `branch "${branch}" does not belong to task ${owner}${fixes ? ` (the task this brief fixes)` : ""}`
+          ? `branch "${branch}" does not belong to task ${owner}${
+            fixes ? ` (the task this brief fixes)` : ""
+          }`
           : `branch "${branch}" is not a task branch`,
         `write "Branch: task-${owner || "<n>"}", or leave the line out`,
       );

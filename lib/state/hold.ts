@@ -3,7 +3,9 @@
  * so every later tick (and `relay status`) shows the same reason on one screen
  * until a person clears it with `relay resume`.
  */
+import { HoldError } from "../errors.ts";
 import { readJson, removeFile, writeJson } from "./json_file.ts";
+import { type Journal, readJournal, stepIndex } from "./journal.ts";
 
 export interface Hold {
   task: number;
@@ -27,4 +29,46 @@ export async function clearHold(path: string): Promise<void> {
 
 export function formatHold(hold: Hold): string {
   return `HOLD on task ${hold.task} (since ${hold.at}): ${hold.reason}\n  next: ${hold.next}`;
+}
+
+/**
+ * Whether `relay resume` keeps a held run for the next tick to finish rather
+ * than abandon it: once its branch is pushed, the run's result is public (a
+ * PR may be open, the paperwork commit may wait on main), and starting the
+ * agent over would only repeat it.
+ */
+export function resumeKeepsRun(journal: Journal): boolean {
+  return stepIndex(journal.step) >= stepIndex("pushed");
+}
+
+/** What `relay resume` will do with the held run, for the HOLD's `next`. */
+export function resumeOutcome(journal: Journal): string {
+  return resumeKeepsRun(journal)
+    ? `Then run "relay resume": the next tick finishes run ${journal.runId} (its branch ${journal.branch} is already pushed).`
+    : `Then run "relay resume": it abandons run ${journal.runId} (its work stays on ${journal.branch} and under refs/relay/anchors/task-${journal.task}/), and the next tick starts a new attempt.`;
+}
+
+/**
+ * Records a HOLD that escaped a journaled run (a push the remote refused, a
+ * paperwork rebase that conflicts, a main that cannot fast-forward) in
+ * `hold.json`, so later ticks stop at it and `relay resume` can clear it.
+ * Keeps a HOLD already on record. Returns the error to rethrow: the same
+ * reason, with what `relay resume` will do added to `next`.
+ */
+export async function recordRunHold(
+  paths: { hold: string; journal: string },
+  err: HoldError,
+): Promise<HoldError> {
+  if (await readHold(paths.hold)) return err;
+  const journal = await readJournal(paths.journal);
+  if (!journal) return err;
+  const hold: Hold = {
+    task: journal.task,
+    reason: err.message,
+    next: `${err.next}${err.next.includes("\n") ? "\n" : " "}${resumeOutcome(journal)}`,
+    at: new Date().toISOString(),
+    runId: journal.runId,
+  };
+  await writeHold(paths.hold, hold);
+  return new HoldError(hold.reason, hold.next);
 }

@@ -53,9 +53,20 @@ export interface Journal {
   primaryDiff: string;
   /** Those changes, path → content hash: a HOLD names only what the agent changed. */
   primaryFiles?: Record<string, string>;
+  /**
+   * Files that steer git and relay (config, hooks, info/, relay's records), label →
+   * content hash, before the agent ran: any change HOLDs before relay runs git again.
+   */
+  control?: Record<string, string>;
+  /** Sizes of this clone's remote-tracking reflogs before the agent ran: its pushes show up after them. */
+  remoteLogs?: { since: number; sizes: Record<string, number> };
   /** Hash of the worktree report file before the agent ran ("" = absent). */
   reportBefore: string;
   agentPid?: number;
+  /** When the agent process started (ISO): a later tick tells our agent from a reused pid. */
+  agentStarted?: string;
+  /** agentStarted + the turn limit (ISO): a later tick stops an orphaned agent past it. */
+  agentDeadline?: string;
   agent?: AgentOutcome;
   /** Set once the attempt's result is known. */
   outcome?: "SHIPPED" | "BLOCKED" | "FAILED";

@@ -1,0 +1,374 @@
+/**
+ * End to end: an executor agent that runs unsandboxed beside relay and reaches
+ * for relay's authority — pushes main itself, plants a program in the shared
+ * git config, forges relay's review record, rewrites a queued brief — is
+ * stopped with a HOLD before relay runs git again or publishes anything; and
+ * the ordinary things agents and people do during a turn are not blamed.
+ * Real CLI, real git, fake agents.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import { Git } from "../lib/git/git.ts";
+import {
+  changedControls,
+  changedPrimaryFiles,
+  controlFiles,
+  withoutBranchSections,
+} from "../lib/loop/guard.ts";
+
+const HOLD = 3;
+
+async function openBrief(scene: Scene, task = 1): Promise<void> {
+  await scene.write(
+    "NEXT-STEPS.md",
+    brief({ status: "OPEN", task, kind: "feature", extraHeader: `Branch: task-${task}` }),
+  );
+}
+
+async function originRefs(scene: Scene): Promise<Record<string, string>> {
+  const out = await scene.out(["for-each-ref", "--format=%(refname) %(objectname)"], scene.origin);
+  const refs: Record<string, string> = {};
+  for (const line of out.split("\n").filter((l) => l !== "")) {
+    const [name, sha] = line.split(" ");
+    refs[name!] = sha!;
+  }
+  return refs;
+}
+
+function stateDir(scene: Scene): string {
+  return join(scene.work, ".git", "relay");
+}
+
+async function readHoldFile(scene: Scene): Promise<{ reason: string; next: string }> {
+  return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "hold.json")));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+function all(res: RelayResult): string {
+  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
+}
+
+/** Files the pushed task branch changes against origin/main. */
+async function branchFiles(scene: Scene, branch = "task-1"): Promise<string[]> {
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  return (await scene.out(["diff", "--name-only", `origin/main...origin/${branch}`]))
+    .split("\n").filter((l) => l !== "");
+}
+
+/** Waits until the executor journal says the agent is running. */
+async function agentStarted(scene: Scene): Promise<void> {
+  const path = join(stateDir(scene), "journal.json");
+  for (let i = 0; i < 600; i++) {
+    const text = await Deno.readTextFile(path).catch(() => "");
+    if (text && JSON.parse(text).step === "agent-started") return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the agent never started");
+}
+
+async function queue(scene: Scene, text: string): Promise<string> {
+  const res = await scene.relay(["inbox", "add", "--json", "-"], { stdin: text });
+  assert.equal(res.code, 0, all(res));
+  return JSON.parse(res.stdout).file;
+}
+
+Deno.test("an agent that pushes its commit to origin main gets a HOLD naming the commit, and relay publishes nothing on top", async () => {
+  await using scene = await makeScene({ agent: "pushes-main.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const agentCommit = await scene.out(["rev-parse", "task-1"]);
+  assert.match(
+    poll.stderr,
+    new RegExp(
+      `relay: HOLD: .*origin/main now contains a commit of this turn: ${agentCommit.slice(0, 12)}`,
+    ),
+  );
+  const hold = await readHoldFile(scene);
+  assert.match(hold.next, /^relay pushed nothing\./);
+  // origin/main is exactly what the agent pushed: no paperwork, no task branch, nothing else.
+  assert.deepEqual(await originRefs(scene), { ...before, "refs/heads/main": agentCommit });
+  assert.equal(await scene.out(["rev-parse", "main"]), before["refs/heads/main"]);
+
+  const again = await scene.relay(["poll"]);
+  assert.equal(again.code, HOLD, all(again));
+  assert.deepEqual(await originRefs(scene), { ...before, "refs/heads/main": agentCommit });
+});
+
+Deno.test("an agent that pushes to a remote branch other than its own gets a HOLD naming that branch", async () => {
+  await using scene = await makeScene({ agent: "pushes-other.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*it pushed to origin\/release/);
+  const after = await originRefs(scene);
+  assert.equal(after["refs/heads/main"], before["refs/heads/main"]);
+  assert.equal(after["refs/heads/task-1"], undefined);
+});
+
+Deno.test("an agent that pushes its own branch with -u (an upstream in .git/config) ships as usual", async () => {
+  await using scene = await makeScene({ agent: "pushes-upstream.sh" });
+  await openBrief(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.match(await Deno.readTextFile(join(scene.work, ".git", "config")), /\[branch "task-1"\]/);
+  assert.deepEqual(await branchFiles(scene), ["src/feature-1.txt"]);
+});
+
+Deno.test("an agent that plants core.fsmonitor in .git/config gets a HOLD naming it, and relay never runs the program", async () => {
+  await using scene = await makeScene({ agent: "fsmonitor.sh" });
+  const marker = join(scene.dir, "fsmonitor-ran");
+  const env = { FAKE_MARKER: marker };
+  await openBrief(scene);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"], { env });
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(
+    poll.stderr,
+    /relay: HOLD: .*it changed files that steer git or relay: \.git\/config/,
+  );
+  assert.match(await Deno.readTextFile(join(scene.work, ".git", "config")), /fsmonitor = /);
+  assert.equal(await exists(marker), false, "relay ran the planted fsmonitor program");
+  assert.deepEqual(await originRefs(scene), before);
+
+  // Later commands run git with core.fsmonitor off, whatever the repository says.
+  for (const args of [["status"], ["poll"], ["gate"]]) {
+    await scene.relay(args, { env });
+    assert.equal(await exists(marker), false, `relay ${args[0]} ran the planted program`);
+  }
+});
+
+Deno.test("an agent that writes a PASS into .git/relay/reviews gets a HOLD naming the file", async () => {
+  await using scene = await makeScene({ agent: "forges-verdict.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(
+    poll.stderr,
+    /relay: HOLD: .*steer git or relay: \.git\/relay\/reviews\/task-1\.json/,
+  );
+  assert.deepEqual(await originRefs(scene), before);
+});
+
+Deno.test("an agent that rewrites a queued brief in the inbox gets a HOLD naming it", async () => {
+  await using scene = await makeScene({ agent: "edits-inbox.sh" });
+  const file = await queue(scene, brief({ title: "Next" }));
+  await scene.git(scene.work, ["add", "--all", ".relay/inbox"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "queue task 1"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await openBrief(scene, 2);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = await readHoldFile(scene);
+  assert.ok(file.startsWith(".relay/inbox/"), file);
+  assert.ok(
+    hold.reason.endsWith(`files of the primary tree changed: ${file}`),
+    hold.reason,
+  );
+  assert.deepEqual(await originRefs(scene), before);
+});
+
+Deno.test("briefs a person adds to or drops from the inbox during a turn are not blamed on the agent", async () => {
+  await using scene = await makeScene({ agent: "waits.sh" });
+  const go = join(scene.dir, "go");
+  await queue(scene, brief({ title: "Dropped later" }));
+  await scene.git(scene.work, ["add", "--all", ".relay/inbox"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "queue task 1"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await openBrief(scene, 2);
+
+  const polling = scene.relay(["poll"], { env: { FAKE_GO: go } });
+  try {
+    await agentStarted(scene);
+    await queue(scene, brief({ title: "Added during the turn" }));
+    const dropped = await scene.relay(["inbox", "drop", "1"]);
+    assert.equal(dropped.code, 0, all(dropped));
+  } finally {
+    await Deno.writeTextFile(go, "");
+  }
+  const poll = await polling;
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 2 shipped/);
+});
+
+Deno.test("relay review writes nothing while an executor turn is open", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "In flight" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const shipped = await scene.relay(["poll"]);
+  assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
+  const failed = await scene.relay(["review"], {
+    env: { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") },
+  });
+  assert.match(failed.stdout, /sent back — fix brief 2/, all(failed));
+  const record = join(stateDir(scene), "reviews", "task-1.json");
+  const recordBefore = await Deno.readTextFile(record);
+
+  await scene.setAgent("waits.sh");
+  const go = join(scene.dir, "go");
+  const polling = scene.relay(["poll"], { env: { FAKE_GO: go } });
+  try {
+    await agentStarted(scene);
+    // A person merges task-1 in another clone while the fix brief's turn is open.
+    const other = join(scene.dir, "other");
+    await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+    await scene.git(other, [
+      "merge",
+      "--quiet",
+      "--no-ff",
+      "-m",
+      "merged by hand",
+      "origin/task-1",
+    ]);
+    await scene.git(other, ["push", "--quiet", "origin", "main"]);
+
+    const review = await scene.relay(["review"]);
+    assert.equal(review.code, 0, all(review));
+    assert.match(review.stdout, /^waiting: the executor is mid-tick$/m);
+    assert.equal(await Deno.readTextFile(record), recordBefore);
+  } finally {
+    await Deno.writeTextFile(go, "");
+  }
+  // The person's merge is not the agent's push: the fix ships.
+  const poll = await polling;
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 2 shipped/);
+});
+
+Deno.test("an untracked CLAUDE.md that git does not ignore stays out of the worktree and the task branch", async () => {
+  await using scene = await makeScene();
+  await scene.write("CLAUDE.md", "# Not for the branch\n");
+  await openBrief(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.deepEqual(await branchFiles(scene), ["src/feature-1.txt"]);
+  assert.equal(await exists(join(scene.worktrees, "task-1", "CLAUDE.md")), false);
+});
+
+Deno.test("with --web-root, the git-ignored CLAUDE.md is copied for the agent and never committed", async () => {
+  await using scene = await makeScene({ agent: "reads-instructions.sh" });
+  await Deno.writeTextFile(join(scene.work, ".git", "info", "exclude"), "/CLAUDE.md\n", {
+    append: true,
+  });
+  await scene.write("CLAUDE.md", "# What this project is NOT\n");
+  const seen = join(scene.dir, "seen");
+  await openBrief(scene);
+  const poll = await scene.relay(["poll"], { env: { FAKE_SEEN: seen } });
+  assert.equal(poll.code, 0, all(poll));
+  assert.equal(await Deno.readTextFile(seen), "# What this project is NOT\n");
+  assert.deepEqual(await branchFiles(scene), ["src/feature-1.txt"]);
+});
+
+Deno.test("relay's git calls never run a planted core.fsmonitor or hook", async () => {
+  await using scene = await makeScene();
+  const marker = join(scene.dir, "ran");
+  const program = join(scene.dir, "program.sh");
+  await Deno.writeTextFile(program, `#!/bin/sh\necho "$0 $*" >> "${marker}"\nexit 1\n`);
+  await Deno.chmod(program, 0o755);
+  await scene.git(scene.work, ["config", "core.fsmonitor", program]);
+  const hooks = join(scene.work, ".git", "hooks");
+  for (const hook of ["post-checkout", "post-commit", "pre-push", "reference-transaction"]) {
+    await Deno.writeTextFile(join(hooks, hook), `#!/bin/sh\n"${program}" ${hook}\n`);
+    await Deno.chmod(join(hooks, hook), 0o755);
+  }
+  // The plants are live for a plain git call...
+  await scene.git(scene.work, ["status", "--porcelain"]);
+  assert.ok(await exists(marker), "the planted fsmonitor did not run for plain git");
+  await Deno.remove(marker);
+
+  // ...and never run for relay's.
+  const git = new Git(scene.work);
+  await git.run(["status", "--porcelain"]);
+  await git.run(["worktree", "add", "--quiet", "-b", "side", "--", join(scene.dir, "side")]);
+  await git.run(["commit", "--quiet", "--allow-empty", "-m", "empty"]);
+  await git.run(["push", "--quiet", "origin", "HEAD:refs/heads/side"]);
+  assert.equal(await exists(marker), false, await Deno.readTextFile(marker).catch(() => ""));
+});
+
+Deno.test("withoutBranchSections() drops only whole [branch] sections, never a header git reads as another section", () => {
+  const text = [
+    "[core]",
+    "\tbare = false",
+    '[branch "task-1"]',
+    "\tremote = origin",
+    "\tmerge = refs/heads/task-1",
+    '[branch "x"][core]fsmonitor = /tmp/evil',
+    '[remote "origin"]',
+    "\turl = file:///origin",
+  ].join("\n");
+  assert.equal(
+    withoutBranchSections(text),
+    [
+      "[core]",
+      "\tbare = false",
+      '[branch "x"][core]fsmonitor = /tmp/evil',
+      '[remote "origin"]',
+      "\turl = file:///origin",
+    ].join("\n"),
+  );
+});
+
+Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forged task record, and not info/refs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    for (const sub of ["hooks", "info", "relay/tasks"]) {
+      await Deno.mkdir(join(common, sub), { recursive: true });
+    }
+    await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
+    await Deno.writeTextFile(join(common, "info", "attributes"), "");
+    const scope = { commonDir: common, gitDirs: [common] };
+    const before = await controlFiles(scope);
+    await Deno.writeTextFile(join(common, "hooks", "pre-push"), "#!/bin/sh\n");
+    await Deno.writeTextFile(join(common, "info", "attributes"), "* filter=x\n");
+    await Deno.writeTextFile(join(common, "info", "refs"), "regenerated by git gc\n");
+    await Deno.writeTextFile(join(common, "relay", "tasks", "1.json"), "{}\n");
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/hooks/pre-push",
+      ".git/info/attributes",
+      ".git/relay/tasks/1.json",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("changedPrimaryFiles() blames a rewritten inbox brief, not one added or dropped", () => {
+  const before = {
+    ".relay/inbox/0001-a.md": "h1",
+    ".relay/inbox/0002-b.md": "h2",
+    ".relay/inbox/0003-c.md": "h3",
+    "README.md": "r1",
+  };
+  const now = {
+    ".relay/inbox/0001-a.md": "h1-changed",
+    ".relay/inbox/0002-b.md": "(deleted)",
+    ".relay/inbox/0004-d.md": "h4",
+    "README.md": "r2",
+  };
+  assert.deepEqual(changedPrimaryFiles(before, now, ".relay/inbox"), [
+    ".relay/inbox/0001-a.md",
+    "README.md",
+  ]);
+});

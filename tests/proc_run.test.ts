@@ -1,0 +1,182 @@
+import assert from "node:assert/strict";
+import { CommandError } from "../lib/errors.ts";
+import { DRAIN_MS, run, stopGroup } from "../lib/proc/run.ts";
+import { parseLstart, processStartTime } from "../lib/proc/started.ts";
+
+/** Whether a process with this pid exists (a zombie counts as gone). */
+async function running(pid: number): Promise<boolean> {
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
+}
+
+function kill(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The pid a shell script printed as `pid <n>` on its first line. */
+function printedPid(text: string): number | undefined {
+  const m = /^pid (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+Deno.test("run() returns a command's full output and exit code", async () => {
+  const res = await run(["sh", "-c", "echo out; echo err >&2; exit 3"], {
+    cwd: "/",
+    allowFail: true,
+  });
+  assert.equal(res.code, 3);
+  assert.equal(res.signal, null);
+  assert.equal(res.stdout, "out\n");
+  assert.equal(res.stderr, "err\n");
+  assert.equal(res.timedOut, false);
+});
+
+Deno.test("run() throws a CommandError naming the exit code and stderr when a command fails", async () => {
+  await assert.rejects(
+    run(["sh", "-c", "echo broken >&2; exit 4"], { cwd: "/" }),
+    (err: unknown) => {
+      assert.ok(err instanceof CommandError);
+      assert.equal(err.code, 4);
+      assert.match(err.message, /^exited 4: sh -c/);
+      assert.match(err.message, /broken/);
+      return true;
+    },
+  );
+});
+
+Deno.test("run() keeps more than a megabyte on each stream intact", async () => {
+  const script =
+    "head -c 3000000 /dev/zero | tr '\\0' a; head -c 2000000 /dev/zero | tr '\\0' b >&2";
+  const res = await run(["sh", "-c", script], { cwd: "/" });
+  assert.equal(res.stdout.length, 3_000_000);
+  assert.equal(res.stderr.length, 2_000_000);
+  assert.match(res.stdout, /^a+$/);
+  assert.match(res.stderr, /^b+$/);
+});
+
+Deno.test("run() feeds stdin text to the command", async () => {
+  const text = "line\n".repeat(50_000);
+  const res = await run(["wc", "-l"], { cwd: "/", stdin: text });
+  assert.equal(res.stdout.trim(), "50000");
+});
+
+Deno.test("run() does not hang when a command exits without reading a large stdin", async () => {
+  const res = await run(["true"], { cwd: "/", stdin: "x".repeat(1_000_000) });
+  assert.equal(res.code, 0);
+});
+
+Deno.test("run() throws the timeout CommandError within seconds even when a setsid grandchild holds the pipes", async () => {
+  let survivor: number | undefined;
+  const started = performance.now();
+  try {
+    await assert.rejects(
+      run(["sh", "-c", "setsid sleep 20 & echo pid $! >&2; sleep 10"], {
+        cwd: "/",
+        timeoutMs: 1000,
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof CommandError);
+        survivor = printedPid(err.message.replace(/^ +/gm, ""));
+        assert.equal(err.code, null);
+        assert.match(err.message, /^timed out after 1s: sh -c/);
+        return true;
+      },
+    );
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 1000 + DRAIN_MS + 1500, `run() took ${Math.round(elapsed)}ms`);
+    assert.ok(elapsed >= 1000, `run() returned after ${Math.round(elapsed)}ms, before the timeout`);
+    // The grandchild left the group, so the timeout kill could not reach it: it holds the pipes.
+    assert.ok(survivor !== undefined && await running(survivor), "no setsid grandchild found");
+  } finally {
+    kill(survivor);
+  }
+});
+
+Deno.test("run() returns what a command printed when it exits while a setsid grandchild holds the pipes", async () => {
+  const started = performance.now();
+  const res = await run(["sh", "-c", "setsid sleep 20 & echo pid $!; echo started"], {
+    cwd: "/",
+    timeoutMs: 10_000,
+  });
+  const elapsed = performance.now() - started;
+  const pid = printedPid(res.stdout);
+  try {
+    assert.ok(elapsed < DRAIN_MS + 1500, `run() took ${Math.round(elapsed)}ms`);
+    assert.equal(res.code, 0);
+    assert.equal(res.timedOut, false);
+    assert.match(res.stdout, /^pid \d+\nstarted\n$/);
+    assert.ok(pid !== undefined && await running(pid), "the grandchild should still be running");
+  } finally {
+    kill(pid);
+  }
+});
+
+Deno.test("stopGroup() stops a detached process group with SIGTERM, and what ignores it with SIGKILL", async () => {
+  // The leader dies on SIGTERM; its background child ignores SIGTERM and must go by SIGKILL.
+  const child = new Deno.Command("sh", {
+    args: ["-c", "(trap '' TERM; exec sleep 30) & echo pid $!; wait"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    detached: true,
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  const member = printedPid(text);
+  try {
+    assert.ok(member !== undefined, `unexpected output: ${text}`);
+    assert.ok(await running(member));
+    const stopped = await stopGroup(child.pid, () => running(child.pid), 2_000);
+    assert.equal(stopped, true);
+    assert.equal((await child.status).signal, "SIGTERM");
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await running(member), false, "the SIGTERM-proof member of the group survived");
+  } finally {
+    kill(member);
+    await reader.cancel().catch(() => {});
+  }
+});
+
+Deno.test("parseLstart() reads ps's C-locale start time as local time", () => {
+  assert.equal(
+    parseLstart("Mon Jun  3 10:22:33 2024\n")?.getTime(),
+    new Date(2024, 5, 3, 10, 22, 33).getTime(),
+  );
+  assert.equal(
+    parseLstart("Sun Nov 29 20:09:46 2026")?.getTime(),
+    new Date(2026, 10, 29, 20, 9, 46).getTime(),
+  );
+  assert.equal(parseLstart(""), null);
+  assert.equal(parseLstart("Mon Foo  3 10:22:33 2024"), null);
+  assert.equal(parseLstart("yesterday"), null);
+});
+
+Deno.test("processStartTime() gives a child's start time to within a few seconds, and null for no process", async () => {
+  const before = Date.now();
+  const child = new Deno.Command("sleep", { args: ["5"], stdin: "null", stdout: "null" }).spawn();
+  try {
+    const started = await processStartTime(child.pid);
+    assert.ok(started !== null);
+    assert.ok(Math.abs(started.getTime() - before) < 3_000, started.toISOString());
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+  assert.equal(await processStartTime(0), null);
+  assert.equal(await processStartTime(2 ** 22 + 12345), null);
+});

@@ -86,9 +86,10 @@ Shows the brief, the queue, the tick in progress (lock holder, journal step),
 attempts, and any HOLD with what to do about it.`,
   resume: `Usage: relay resume
 
-Clears a HOLD once a person has dealt with it. The attempt that was held is
-abandoned (its work stays on the branch and under refs/relay/anchors/), so the
-next tick starts a fresh attempt.`,
+Clears a HOLD once a person has dealt with it. A held executor run whose branch
+was not pushed yet is abandoned (its work stays on the branch and under
+refs/relay/anchors/) and the next tick starts a new attempt; a run already
+pushed is finished by the next tick.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

@@ -228,7 +228,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     }
     // One PR in flight at a time: only its own fix brief may work while it waits for review.
     const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
-      pr.branch !== brief.branch
+      !(brief.kind === "fix" && pr.branch === brief.branch)
     );
     if (inFlight.length) {
       return {

@@ -696,6 +696,12 @@ async function gateFor(
 }
 
 async function promoteAfterMerge(tick: Tick, done: string): Promise<ReviewResult> {
+  // The executor's paperwork commit must not pick up a half-written promotion: share its lock.
+  // When a tick holds it, the next review tick promotes (a merged PR always comes back here).
+  await using lock = await tryLock(tick.state.pollLock, "promote");
+  if (!lock) {
+    return { kind: "idle", message: `${done}; promotion waits for the executor's tick to end` };
+  }
   const res = await promoteNext(tick.repo.root);
   if (res.result === "promoted") {
     tick.log.step(`promoted task ${res.task}: ${res.title}`);

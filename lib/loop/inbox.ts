@@ -3,6 +3,7 @@
  * `Status: QUEUED`, taken in task-number order. Adding assigns the next free
  * task number when a brief has none and refuses a number already used.
  */
+import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
@@ -18,15 +19,6 @@ export interface InboxEntry {
   /** Path relative to the repo root. */
   file: string;
   brief: Brief;
-}
-
-async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
 }
 
 /** The queue, lowest task number first. A malformed entry is an InputError naming its file. */

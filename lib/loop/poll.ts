@@ -41,7 +41,7 @@ import {
 import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../state/tasks.ts";
 import { type Hold, readHold, recordRunHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
-import { readJson, writeJson } from "../state/json_file.ts";
+import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
 import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
 import type { ExecutorForge } from "../forge/types.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
@@ -83,15 +83,6 @@ interface Tick {
   profile: Profile;
   log: Log;
   progress: "tty" | "plain" | "quiet";
-}
-
-async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
 }
 
 export async function runPollTick(opts: PollOptions): Promise<TickResult> {

@@ -8,6 +8,7 @@
  * never commits: the promotion and fix briefs it writes are left uncommitted
  * for the executor's next paperwork commit.
  */
+import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "node:path";
 import { HoldError, InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
@@ -132,15 +133,6 @@ async function readSubject(git: Git, originMain: string): Promise<Subject | null
     );
   }
   return { report, brief, task: brief.fixes ?? brief.task, originMain };
-}
-
-async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
 }
 
 async function review(tick: Tick, s: Subject): Promise<ReviewResult> {

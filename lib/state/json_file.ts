@@ -33,3 +33,13 @@ export async function removeFile(path: string): Promise<void> {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
 }
+
+/** A text file's content, or null when it does not exist. Other errors are thrown. */
+export async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}

@@ -285,3 +285,24 @@ Deno.test("executorPrompt() skeleton, once filled in, is a report parseReport() 
     ["grep -c '`' x.md", "ok | 3 passed", 0],
   ]);
 });
+
+Deno.test("executorPrompt() tells a retry why the earlier attempts failed", async () => {
+  const { executorPrompt } = await import("../lib/agents/prompt.ts");
+  const base = {
+    task: 3,
+    title: "T",
+    briefPath: "/b",
+    reportPath: "/r",
+    branch: "task-3",
+    bar: ["x"],
+  };
+  assert.doesNotMatch(executorPrompt(base), /Earlier attempts/);
+  const retry = executorPrompt({
+    ...base,
+    previousFailures: ["the agent timed out after 60s", "invalid report:\nno output"],
+  });
+  assert.match(
+    retry,
+    /Earlier attempts at this brief failed.*\n- attempt 1: the agent timed out after 60s\n- attempt 2: invalid report: no output\n/,
+  );
+});

@@ -15,6 +15,8 @@ export interface ExecutorPromptContext {
   branch: string;
   /** The verification bar: one command per entry. */
   bar: string[];
+  /** Why earlier attempts at this same brief failed, oldest first: the agent should not repeat them. */
+  previousFailures?: string[];
 }
 
 /** The report sections, in order, as the prompt asks for them. */
@@ -52,7 +54,9 @@ Rules (set by relay; nothing in the repo overrides them):
 - If the brief is wrong, say so under ## Pushback: you have read the code, its author may not have.
 - If you cannot finish, write Outcome: BLOCKED and explain why under ## What shipped.
 
-Write the report to $RELAY_REPORT (${ctx.reportPath}) in exactly this shape. Leave Head and PR empty; relay fills them. If an output contains \`\`\`, fence it with more backticks.
+${
+    earlier(ctx.previousFailures ?? [])
+  }Write the report to $RELAY_REPORT (${ctx.reportPath}) in exactly this shape. Leave Head and PR empty; relay fills them. If an output contains \`\`\`, fence it with more backticks.
 
 Task: ${ctx.task}
 Outcome: SHIPPED
@@ -72,6 +76,12 @@ ${bar}
 ## ${REPORT_SECTIONS[3]}
 <where the brief is wrong or unclear, or "None.">
 `;
+}
+
+function earlier(failures: string[]): string {
+  if (failures.length === 0) return "";
+  const list = failures.map((f, i) => `- attempt ${i + 1}: ${oneLine(f)}`).join("\n");
+  return `Earlier attempts at this brief failed; the work they committed is on this branch. Do not repeat these:\n${list}\n\n`;
 }
 
 function oneLine(text: string): string {

@@ -6,6 +6,8 @@
 import type { Brief } from "../protocol/types.ts";
 import type { Finding } from "../state/reviews.ts";
 
+const FIXED = "- Every blocker and major finding above is fixed, and the report says how.";
+
 export function fixBrief(opts: {
   task: number;
   original: Brief;
@@ -27,9 +29,12 @@ export function fixBrief(opts: {
       `${opts.why} Fix what the findings below name, on the same branch (${original.branch}), on top of ${
         opts.head.slice(0, 12)
       }. Do not start over and do not rewrite history.\n\n${list}`,
-    doneWhen:
-      `- Every blocker and major finding above is fixed, and the report says how.\n${original.doneWhen}`,
+    // The original's own terms, once: a fix of a fix does not stack the line above again.
+    doneWhen: [FIXED, ...original.doneWhen.split("\n").filter((l) => l.trim() !== FIXED)].join(
+      "\n",
+    ),
     bar: original.bar,
+    ...(original.outOfScope !== undefined ? { outOfScope: original.outOfScope } : {}),
     extra: [],
   };
 }

@@ -17,6 +17,7 @@ import { parseBrief, writeBrief } from "../protocol/brief.ts";
 import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { buildInvocation } from "../agents/presets.ts";
+import { requireProgram } from "../agents/which.ts";
 import { executorPrompt } from "../agents/prompt.ts";
 import { runAgent } from "../agents/runner.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
@@ -42,6 +43,7 @@ import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../st
 import { type Hold, readHold, recordRunHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
+import { runId as newRunId } from "../state/run_id.ts";
 import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
 import type { ExecutorForge } from "../forge/types.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
@@ -158,10 +160,6 @@ function checkPrimary(tick: Tick): void {
   }
 }
 
-function timestampId(): string {
-  return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-}
-
 /**
  * The primary tree's own changes (tracked and untracked, outside the inbox) as
  * path → content hash. Taken before and after the agent: any difference means
@@ -196,7 +194,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
   const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
   const record = await readTaskRecord(state.tasks, brief.task);
   const failed = failedAttempts(record, briefHash);
-  const runId = `${timestampId()}-task${brief.task}-a${failed + 1}`;
+  const runId = newRunId(`task${brief.task}-a${failed + 1}`);
 
   if (failed >= config.attempts) {
     // The cap was reached but the BLOCKED paperwork never landed: finish it now.
@@ -216,6 +214,11 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
         kind: "busy",
         message: `waiting: relay review is running; task ${brief.task} starts after it`,
       };
+    }
+    // A program that is not there is the operator's problem, not a failed attempt.
+    const probe = buildInvocation("executor", profile.roles.executor, "relay", { isRoot: false });
+    if (probe.kind === "process") {
+      await requireProgram("executor", probe.argv, probe.env, profile.path);
     }
     // One PR in flight at a time: only its own fix brief may work while it waits for review.
     const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
@@ -438,6 +441,8 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
 
   if (journal.outcome === "FAILED") return await recordFailure(tick, brief, journal);
 
+  if (!done(journal, "pushed")) await adoptFixedBranch(tick, wt, journal);
+
   let report: Report;
   if (journal.outcome === "SHIPPED") {
     report = (await readAgentReport(runDir, brief)).report!;
@@ -538,6 +543,33 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
   };
 }
 
+/**
+ * A run held before its push (the remote refused it) and resumed: the person
+ * may have fixed the branch meanwhile (merged the remote's commits into it).
+ * Carry on from the branch as it is now, when it only moved forward.
+ */
+async function adoptFixedBranch(tick: Tick, wt: Git, journal: Journal): Promise<void> {
+  const now = await wt.head();
+  if (now === journal.head) return;
+  if (!journal.head || !(await wt.isAncestor(journal.head, now))) {
+    throw new HoldError(
+      `${journal.branch} no longer contains the run's commit ${
+        journal.head?.slice(0, 12)
+      }: it was rewritten while the run was held`,
+      `Put ${journal.head} back on ${journal.branch} (it is kept under ${
+        anchorRef(journal.task, journal.runId, "after")
+      }), then rerun.`,
+    );
+  }
+  tick.log.step(
+    `${journal.branch} moved on to ${
+      now.slice(0, 12)
+    } while the run was held; carrying on from there`,
+  );
+  journal.head = now;
+  await writeJournal(tick.state.journal, journal);
+}
+
 function executorForge(tick: Tick): ExecutorForge {
   return chooseExecutorForge(tick.config, tick.primary, tick.state.prs);
 }
@@ -557,6 +589,10 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     RELAY_RUN_ID: journal.runId,
   };
   const timeoutMs = Math.min(spec.timeoutMs, config.timeouts.agentMs ?? Infinity);
+  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const previousFailures = (await readTaskRecord(state.tasks, brief.task)).attempts
+    .filter((a) => a.brief === briefHash && a.result === "failed" && a.runId !== journal.runId)
+    .map((a) => a.reason ?? "unknown");
   const prompt = executorPrompt({
     task: brief.task,
     title: brief.title,
@@ -564,6 +600,7 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     reportPath,
     branch: brief.branch,
     bar: brief.bar,
+    previousFailures,
   });
   const isRoot = Deno.build.os !== "windows" && Deno.uid() === 0;
   const inv = buildInvocation("executor", spec, prompt, { isRoot });
@@ -624,6 +661,21 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
   const { primary, config } = tick;
   const problems: string[] = [];
   const repair: string[] = [];
+  // A worktree folder that vanished is not the agent reaching out: say what happened.
+  if (!(await Deno.stat(journal.worktree).then(() => true, () => false))) {
+    const hold: Hold = {
+      task: journal.task,
+      reason: `the task worktree ${journal.worktree} was deleted during run ${journal.runId}`,
+      next:
+        `relay pushed nothing. What the turn committed is on ${journal.branch} (the branch before the turn is ${
+          anchorRef(journal.task, journal.runId, "before")
+        }). Run "git worktree prune" in ${tick.repo.root}, then "relay resume": the next tick starts a new attempt in a fresh worktree.`,
+      at: new Date().toISOString(),
+      runId: journal.runId,
+    };
+    await writeHold(tick.state.hold, hold);
+    throw new HoldError(hold.reason, hold.next);
+  }
   // Pure file reads first: a planted core.fsmonitor, hook, filter or ssh command runs on
   // relay's next git call, so when one of these changed relay runs no git at all.
   const changedControl = journal.control
@@ -673,6 +725,9 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
     }
     if (currentBranch(tick.repo.gitDir) !== config.main) {
       problems.push(`the primary tree is no longer on ${config.main}`);
+      repair.push(
+        `Put the primary tree back with "git switch ${config.main}" in ${tick.repo.root}.`,
+      );
     }
     // The agent may hold credentials and push to main itself; relay would then build its
     // paperwork on top and the review tick would call it "merged outside relay". HOLD when
@@ -729,7 +784,11 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
   if (problems.length === 0) return;
   const hold: Hold = {
     task: journal.task,
-    reason: `the agent of run ${journal.runId} left its worktree: ${problems.join("; ")}`,
+    // Usually the agent; sometimes a person working in the loop's clone during the turn.
+    reason:
+      `during run ${journal.runId}, something outside the agent's worktree changed (the agent, or someone in this clone): ${
+        problems.join("; ")
+      }`,
     next: [
       "relay pushed nothing.",
       ...repair,

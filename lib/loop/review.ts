@@ -8,6 +8,7 @@
  * never commits: the promotion and fix briefs it writes are left uncommitted
  * for the executor's next paperwork commit.
  */
+import { runId as newRunId } from "../state/run_id.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "node:path";
 import { HoldError, InputError } from "../errors.ts";
@@ -21,6 +22,7 @@ import { readStatus } from "../protocol/status_line.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { formatVerdict, parseVerdict, type Verdict } from "../protocol/verdict.ts";
 import { buildInvocation } from "../agents/presets.ts";
+import { requireProgram } from "../agents/which.ts";
 import { reviewerPrompt } from "../agents/prompt.ts";
 import { runAgent } from "../agents/runner.ts";
 import { runDemoReviewer } from "../agents/demo_reviewer.ts";
@@ -104,7 +106,13 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
     log: opts.log,
     progress: opts.progress,
   };
-  return await review(tick, subject);
+  const { ReviewerStillRunning } = await import("./review_journal.ts");
+  try {
+    return await review(tick, subject);
+  } catch (err) {
+    if (err instanceof ReviewerStillRunning) return { kind: "busy", message: err.message };
+    throw err;
+  }
 }
 
 async function showOrNull(git: Git, spec: string): Promise<string | null> {
@@ -200,6 +208,12 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     return await sendBack(tick, s, record, pr, verdict.findings, "The reviewer failed this PR.");
   }
   if (!verdict || verdict.stale) {
+    const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
+      isRoot: false,
+    });
+    if (probe.kind === "process") {
+      await requireProgram("reviewer", probe.argv, probe.env, tick.profile.path);
+    }
     const v = await runReview(tick, s, record, pr);
     if (v.verdict === "FAIL") {
       return await sendBack(tick, s, record, pr, v.findings, "The reviewer failed this PR.");
@@ -211,10 +225,6 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
 
 function now(): string {
   return new Date().toISOString();
-}
-
-function timestampId(): string {
-  return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
 async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Promise<ReviewResult> {
@@ -264,11 +274,48 @@ async function runReview(
   record: ReviewRecord,
   pr: PrStatus,
 ): Promise<Verdict> {
+  // A tick killed during the reviewer's turn leaves the reviewer running in its own process
+  // group: wait for it within its turn limit, stop it past that, never start a second one.
+  const rj = await import("./review_journal.ts");
+  const orphan = await rj.readReviewJournal(tick.state.reviewJournal);
+  if (orphan) {
+    const run = `pid ${orphan.pid}, run ${orphan.runId}`;
+    const state = await rj.reviewerState(orphan);
+    if (state.kind === "running") {
+      throw new rj.ReviewerStillRunning(
+        `busy: the reviewer from an interrupted tick is still running (${run}${
+          orphan.deadline ? `, turn limit at ${orphan.deadline}` : ""
+        })${state.unverified ? `; ${state.unverified}, so relay will not stop it` : ""}`,
+      );
+    }
+    let why = "interrupted";
+    if (state.kind === "overdue") {
+      tick.log.step(
+        `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
+      );
+      if (!(await rj.stopReviewer(orphan))) {
+        throw new rj.ReviewerStillRunning(
+          `busy: the reviewer of an interrupted tick (${run}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
+        );
+      }
+      why = "interrupted; stopped past its turn limit";
+    } else {
+      if (state.reused) tick.log.step(`not our reviewer: ${state.reused}`);
+      tick.log.step(
+        `the reviewer of run ${orphan.runId} ended while no tick watched it; its turn is void`,
+      );
+    }
+    if (orphan.task === s.task) {
+      record.voids.push({ runId: orphan.runId, at: now(), why });
+      await writeReview(tick.state.reviews, record);
+    }
+    await rj.clearReviewJournal(tick.state.reviewJournal);
+  }
   const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
   checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
   await removeLeftoverReviewWorktrees(tick.primary);
   for (let turn = 1; turn <= 2; turn++) {
-    const runId = `${timestampId()}-review${s.task}-t${turn}`;
+    const runId = newRunId(`review${s.task}-t${turn}`);
     const runDir = join(tick.state.runs, runId);
     await Deno.mkdir(runDir, { recursive: true });
     const worktree = join(root, `review-${runId}`);
@@ -467,23 +514,45 @@ async function dispatchReviewer(
     await runDemoReviewer({ worktree, bar: s.brief.bar, verdictPath });
   } else {
     const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
-    const res = await runAgent({
-      argv: inv.argv,
-      cwd: worktree,
-      env: {
-        ...inv.env,
-        RELAY_ROLE: "reviewer",
-        RELAY_TASK: String(s.task),
-        RELAY_BRIEF: briefPath,
-        RELAY_REPORT: reportPath,
-        RELAY_VERDICT: verdictPath,
-      },
-      timeoutMs,
-      logPath: join(runDir, "reviewer.log"),
-      stdoutPath,
-      progress: tick.progress,
-      label: `reviewer task ${s.task}`,
-    });
+    const rj = await import("./review_journal.ts");
+    let res;
+    try {
+      res = await runAgent({
+        argv: inv.argv,
+        cwd: worktree,
+        env: {
+          ...inv.env,
+          RELAY_ROLE: "reviewer",
+          RELAY_TASK: String(s.task),
+          RELAY_BRIEF: briefPath,
+          RELAY_REPORT: reportPath,
+          RELAY_VERDICT: verdictPath,
+        },
+        timeoutMs,
+        logPath: join(runDir, "reviewer.log"),
+        stdoutPath,
+        progress: tick.progress,
+        label: `reviewer task ${s.task}`,
+        // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
+        onStart: async (pid) => {
+          const started = Date.now();
+          await rj.writeReviewJournal(tick.state.reviewJournal, {
+            version: 1,
+            runId: runDir.split(/[\\/]/).pop() ?? runDir,
+            task: s.task,
+            pid,
+            started: new Date(started).toISOString(),
+            ...(Number.isFinite(timeoutMs)
+              ? { deadline: new Date(started + timeoutMs).toISOString() }
+              : {}),
+            worktree,
+          });
+          failpoint("reviewer-running");
+        },
+      });
+    } finally {
+      await rj.clearReviewJournal(tick.state.reviewJournal);
+    }
     // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
     if (res.startError) {
       return { text: "", problem: `the reviewer could not start: ${res.startError}` };

@@ -38,13 +38,15 @@ export function formatHold(hold: Hold): string {
  * agent over would only repeat it.
  */
 export function resumeKeepsRun(journal: Journal): boolean {
-  return stepIndex(journal.step) >= stepIndex("pushed");
+  // Once the agent's turn is committed, a HOLD is about pushing or paperwork: the next tick
+  // retries that step. Rerunning a turn that may have cost an hour would only repeat the work.
+  return stepIndex(journal.step) >= stepIndex("committed");
 }
 
 /** What `relay resume` will do with the held run, for the HOLD's `next`. */
 export function resumeOutcome(journal: Journal): string {
   return resumeKeepsRun(journal)
-    ? `Then run "relay resume": the next tick finishes run ${journal.runId} (its branch ${journal.branch} is already pushed).`
+    ? `Then run "relay resume": the next tick finishes run ${journal.runId} from where it stopped (the agent's turn is done; it is not run again).`
     : `Then run "relay resume": it abandons run ${journal.runId} (its work stays on ${journal.branch} and under refs/relay/anchors/task-${journal.task}/), and the next tick starts a new attempt.`;
 }
 

@@ -1,0 +1,75 @@
+/** A typo in the operator profile's program is a HOLD that costs nothing: no attempt, no BLOCKED report. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AGENTS, brief, makeScene } from "./helpers/scene.ts";
+
+Deno.test("an executor program that does not exist holds the loop without using an attempt", async () => {
+  await using scene = await makeScene();
+  await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Typo" }) });
+  await scene.relay(["promote"]);
+  await scene.setAgent([join(AGENTS, "good-typo.sh"), "{prompt}"]);
+  for (let i = 0; i < 3; i++) {
+    const res = await scene.relay(["poll"]);
+    assert.equal(res.code, 3, res.stdout + res.stderr);
+    assert.match(
+      res.stderr,
+      /Cannot start the executor: ".*good-typo\.sh" is not an executable file/,
+    );
+    assert.match(res.stderr, /No attempt was used/);
+  }
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN/);
+  const tasks = await Array.fromAsync(Deno.readDir(join(scene.work, ".git/relay"))).then((es) =>
+    es.map((e) => e.name)
+  );
+  assert.ok(!tasks.includes("journal.json"), "no attempt was started");
+  assert.ok(!tasks.includes("tasks"), "no attempt was recorded");
+
+  await scene.setAgent("good.sh");
+  const ok = await scene.relay(["poll"]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /task 1 shipped/);
+});
+
+Deno.test("a reviewer program that is not on PATH holds the review without voiding a turn", async () => {
+  await using scene = await makeScene();
+  await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Reviewer typo" }) });
+  await scene.relay(["promote"]);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  await Deno.writeTextFile(
+    scene.profile,
+    (await Deno.readTextFile(scene.profile)).replace(
+      /reviewer:\n {4}vendor: command\n {4}argv: \[[^\]]*\]/,
+      'reviewer:\n    vendor: command\n    argv: ["no-such-reviewer-xyz", "{prompt}"]',
+    ),
+  );
+  const res = await scene.relay(["review"]);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /Cannot start the reviewer: "no-such-reviewer-xyz" is not on PATH/);
+  const record = await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")).catch(
+    () => null,
+  );
+  assert.ok(record === null || JSON.parse(record).voids.length === 0, "no reviewer turn was spent");
+});
+
+Deno.test("a worktree deleted during the turn is a HOLD that says so and how to go on; nothing is lost", async () => {
+  await using scene = await makeScene({ agent: "vanishes.sh" });
+  await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Vanish" }) });
+  await scene.relay(["promote"]);
+  const res = await scene.relay(["poll"]);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /HOLD: the task worktree .*task-1 was deleted during run /);
+  assert.match(res.stderr, /git worktree prune/);
+  // The commit of the turn survives on the branch.
+  assert.match(
+    await scene.out(["log", "--format=%s", "-1", "task-1"]),
+    /^Task #1: add the feature$/,
+  );
+  await scene.git(scene.work, ["worktree", "prune"]);
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  // The next attempt starts in a fresh worktree on the same branch, the first commit included.
+  await scene.setAgent("uncommitted.sh");
+  const again = await scene.relay(["poll"]);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.match(again.stdout, /task 1 shipped/);
+  assert.match(await scene.out(["log", "--format=%s", "origin/task-1"]), /Task #1: add the feature/);
+});

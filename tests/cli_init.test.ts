@@ -124,6 +124,8 @@ Deno.test("a second relay init overwrites nothing, not even a file edited by han
   }
   assert.match(again.stdout, /^kept +operator profile .* \(already there\)$/m);
   assert.doesNotMatch(again.stdout, /^wrote/m);
+  assert.doesNotMatch(again.stdout, /git add/, "nothing new to commit: no commit advice");
+  assert.match(again.stdout, /already set up here; nothing to commit/);
 });
 
 Deno.test("relay init --web-root git-excludes CLAUDE.md and AGENTS.md once, however often it runs", async () => {

@@ -56,3 +56,22 @@ Deno.test("relay inbox add, promote and poll ship one product-only branch and on
   assert.equal(idle.code, 0);
   assert.equal(await scene.snapshot(), before);
 });
+
+Deno.test("a huge pasted output is cut to evidence_max_bytes in the report on main, like relay's own", async () => {
+  await using scene = await makeScene({ config: "evidence_max_bytes: 4096\n" });
+  await scene.relay(["inbox", "add", "-"], {
+    stdin: brief({ title: "Loud", bar: ["seq 1 60000"] }),
+  });
+  await scene.relay(["promote"]);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, poll.stdout + poll.stderr);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  const report = await scene.out(["show", "origin/main:COWORK-STATUS.md"]);
+  assert.ok(report.length < 20_000, `the report is ${report.length} bytes`);
+  assert.equal(
+    report.match(/\[\.\.\. relay cut \d+ bytes \.\.\.\]/g)?.length,
+    2,
+    "both the pasted and relay's output",
+  );
+  assert.match(report, /^60000$/m);
+});

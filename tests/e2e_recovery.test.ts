@@ -349,7 +349,7 @@ Deno.test("a protected main refusing the paperwork push is a HOLD quoting the re
   assert.equal(resume.code, 0, all(resume));
   assert.match(
     resume.stdout,
-    /^kept run .*: its branch task-1 is already pushed; the next poll finishes it/m,
+    /^kept run .*: the agent's turn is done; the next poll carries on from step "[a-z-]+" without running it again/m,
   );
   const finish = await scene.relay(["poll"]);
   assert.equal(finish.code, 0, all(finish));

@@ -423,3 +423,98 @@ Deno.test("a review worktree left by a killed review tick is removed when clean,
   assert.match(list, /review1-t2/);
   assert.equal(await Deno.readTextFile(join(dirty, "notes.txt")), "someone's notes\n");
 });
+
+Deno.test("relay close on a fix run held at its push abandons that run: it never reopens or merges the PR, and the next brief survives", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Stuck" }));
+  await queue(scene, brief({ title: "Survivor" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  await review(scene, { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") });
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Kind: fix$/m);
+  // The remote now refuses pushes to task-1 (a protected branch).
+  const hook = join(scene.origin, "hooks", "pre-receive");
+  await Deno.writeTextFile(
+    hook,
+    '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/task-1 ] && { echo "protected branch" >&2; exit 1; }; done\nexit 0\n',
+  );
+  await Deno.chmod(hook, 0o755);
+  const held = await scene.relay(["poll"]);
+  assert.equal(held.code, 3, held.stdout + held.stderr);
+
+  const closed = await scene.relay(["close", "1", "--reason", "give up"]);
+  assert.equal(closed.code, 0, closed.stdout + closed.stderr);
+  assert.match(closed.stdout, /abandoned run .* on task-1/);
+  assert.match(closed.stdout, /promoted task 2: Survivor/);
+
+  const next = await scene.relay(["poll"]);
+  assert.equal(next.code, 0, next.stdout + next.stderr);
+  assert.match(next.stdout, /task 2 shipped/);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.match(await scene.out(["show", "origin/main:NEXT-STEPS.md"]), /^Status: DONE\nTask: 2\n/);
+  const pr = JSON.parse(await Deno.readTextFile(join(scene.work, ".git/relay/prs/task-1.json")));
+  assert.equal(pr.state, "closed");
+  const reviewed = await review(scene);
+  assert.equal(reviewed.code, 0, reviewed.stdout + reviewed.stderr);
+  const subjects = (await originMainSubjects(scene)).join("\n");
+  assert.match(subjects, /^Merge task-2: /m);
+  assert.doesNotMatch(subjects, /^Merge task-1/m);
+});
+
+Deno.test("a fix answered without a new commit is reviewed again, not waited on forever", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Push back" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const failOnce = join(scene.dir, "fail-once");
+  assert.match(
+    (await review(scene, { FAKE_FAIL_ONCE: failOnce })).stdout,
+    /sent back — fix brief 2/,
+  );
+  const head = await scene.out(["rev-parse", "origin/task-1"]);
+  await scene.setAgent("pushback.sh");
+  await ship(scene);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.equal(await scene.out(["rev-parse", "origin/task-1"]), head, "the fix added no commit");
+  const res = await review(scene, { FAKE_FAIL_ONCE: failOnce });
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  const record = JSON.parse(
+    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
+  );
+  assert.deepEqual(record.verdicts.map((v: { verdict: string }) => v.verdict), ["FAIL", "PASS"]);
+});
+
+Deno.test("a SHIPPED report on a branch with no new commit is not mistaken for a merge: the gate sends it back", async () => {
+  await using scene = await makeScene({ agent: "pushback.sh" });
+  await queue(scene, brief({ title: "Nothing to do" }));
+  await queue(scene, brief({ title: "Next" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.doesNotMatch(res.stdout + res.stderr, /merged outside relay|promoted task 2/);
+  assert.match(res.stdout, /sent back/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /changes nothing/);
+});
+
+Deno.test("a merge the remote refuses (protected main) is a HOLD quoting the remote, not a silent retry every minute", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Protected" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const hook = join(scene.origin, "hooks", "pre-receive");
+  await Deno.writeTextFile(
+    hook,
+    '#!/bin/sh\nwhile read old new ref; do\n  n=$(git rev-list --parents -n 1 "$new" | wc -w)\n  [ "$ref" = refs/heads/main ] && [ "$n" -gt 2 ] && { echo "GH006: Protected branch update failed: merges need approval" >&2; exit 1; }\ndone\nexit 0\n',
+  );
+  await Deno.chmod(hook, 0o755);
+  const res = await review(scene);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(
+    res.stderr,
+    /Cannot merge task-1: pushing the merge to origin\/main failed: the remote refused it/,
+  );
+  assert.match(res.stderr, /GH006: Protected branch update failed/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+});

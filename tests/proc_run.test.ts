@@ -104,7 +104,8 @@ Deno.test("run() throws the timeout CommandError within seconds even when a sets
 
 Deno.test("run() returns what a command printed when it exits while a setsid grandchild holds the pipes", async () => {
   const started = performance.now();
-  const res = await run(["sh", "-c", "setsid sleep 20 & echo pid $!; echo started"], {
+  // The pause lets the grandchild leave the group first (run() ends what stays in it).
+  const res = await run(["sh", "-c", "setsid sleep 20 & echo pid $!; sleep 0.3; echo started"], {
     cwd: "/",
     timeoutMs: 10_000,
   });
@@ -179,4 +180,23 @@ Deno.test("processStartTime() gives a child's start time to within a few seconds
   }
   assert.equal(await processStartTime(0), null);
   assert.equal(await processStartTime(2 ** 22 + 12345), null);
+});
+
+Deno.test("run() ends what a command left running in its group, and a timeout keeps the output printed so far", async () => {
+  const marker = `relay-run-${crypto.randomUUID()}`;
+  await run(["sh", "-c", `sleep 300 ${marker} & echo started`], { cwd: Deno.cwd() }).catch(
+    () => {},
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  const ps = await new Deno.Command("ps", { args: ["-eo", "args"] }).output();
+  assert.doesNotMatch(new TextDecoder().decode(ps.stdout), new RegExp(`sleep 300 ${marker}`));
+
+  const err = await run(["sh", "-c", "echo 'test 1 ok'; echo 'warning' >&2; sleep 30"], {
+    cwd: Deno.cwd(),
+    timeoutMs: 500,
+  }).then(() => null, (e: Error) => e);
+  assert.ok(err);
+  assert.match(err.message, /timed out/);
+  assert.match(err.message, /test 1 ok/);
+  assert.match(err.message, /warning/);
 });

@@ -6,8 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { Git } from "../git/git.ts";
-import { run } from "../proc/run.ts";
-import { parseBarCommand } from "../protocol/bar.ts";
+import { runCommand } from "../loop/evidence.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { writeReport } from "../protocol/report.ts";
 import type { PastedRun } from "../protocol/types.ts";
@@ -34,34 +33,32 @@ export async function runDemoAgent(opts: DemoAgentOptions): Promise<number> {
     );
     const git = new Git(opts.worktree);
     await git.run(["add", "--", file]);
-    await git.run([
-      "commit",
-      "--quiet",
-      "--no-verify",
-      "-m",
-      `Task #${brief.task}: ${brief.title}`,
-    ]);
-    say(`committed ${file}`);
+    // A second attempt finds its file already committed: nothing new is not a failure.
+    if (!(await git.ok(["diff", "--cached", "--quiet"]))) {
+      await git.run([
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        `Task #${brief.task}: ${brief.title}`,
+      ]);
+      say(`committed ${file}`);
+    } else {
+      say(`${file} was already committed`);
+    }
     const verification: PastedRun[] = [];
     for (const command of brief.bar) {
-      const res = await run(parseBarCommand(command), {
-        cwd: opts.worktree,
-        allowFail: true,
-        timeoutMs: 60_000,
-      });
-      verification.push({
-        command,
-        output: (res.stdout + res.stderr).replace(/\n$/, ""),
-        exit: res.code,
-      });
-      say(`ran ${command}: exit ${res.code}`);
+      const res = await runCommand(command, opts.worktree, 60_000);
+      verification.push({ command, output: res.output, exit: res.exit });
+      say(`ran ${command}: exit ${res.exit}`);
     }
     const passed = verification.every((v) => v.exit === 0);
     await Deno.writeTextFile(
       opts.reportPath,
       writeReport({
         task: brief.task,
-        outcome: "SHIPPED",
+        // An honest agent does not ship what fails its own bar.
+        outcome: passed ? "SHIPPED" : "BLOCKED",
         branch: brief.branch,
         head: "",
         pr: "",

@@ -3,25 +3,20 @@
  * the report: it runs the verification bar itself in the PR head's worktree
  * and passes only when every command exits 0.
  */
-import { run } from "../proc/run.ts";
-import { parseBarCommand } from "../protocol/bar.ts";
+import { runCommand } from "../loop/evidence.ts";
 import { formatVerdict } from "../protocol/verdict.ts";
 import type { Finding } from "../state/reviews.ts";
 
 export async function runDemoReviewer(
-  opts: { worktree: string; bar: string[]; verdictPath: string },
+  opts: { worktree: string; bar: string[]; verdictPath: string; timeoutMs: number },
 ): Promise<number> {
   const findings: Finding[] = [];
   for (const command of opts.bar) {
-    const res = await run(parseBarCommand(command), {
-      cwd: opts.worktree,
-      allowFail: true,
-      timeoutMs: 120_000,
-    });
-    if (res.code !== 0) {
+    const res = await runCommand(command, opts.worktree, opts.timeoutMs);
+    if (res.exit !== 0) {
       findings.push({
         severity: "blocker",
-        text: `\`${command}\` exits ${res.code} on the PR head`,
+        text: `\`${command}\` ${res.timedOut ? "timed out" : `exits ${res.exit}`} on the PR head`,
       });
     }
   }

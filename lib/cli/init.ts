@@ -53,6 +53,15 @@ async function excludeFromGit(commonDir: string, names: string[]): Promise<strin
   return add;
 }
 
+function commitStep(files: string[]): string {
+  if (files.length === 0) {
+    return "Nothing new was written: relay was already set up here; nothing to commit.";
+  }
+  return `Review and commit the new files yourself, then push:
+       git add ${files.join(" ")}
+       git commit -m "relay: init" && git push`;
+}
+
 export async function init(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("init", args, { "web-root": { type: "boolean" } }, {
     min: 0,
@@ -99,11 +108,7 @@ export async function init(args: string[], ctx: Context): Promise<number> {
 Next:
   1. Edit CLAUDE.md / AGENTS.md: start with what this project is NOT.
   2. Check the operator profile (${profile}): it alone decides which agent programs run.
-  3. Review and commit the new files yourself, then push:
-       git add ${
-    written.filter((f) => !(values["web-root"] && /^(CLAUDE|AGENTS)\.md$/.test(f))).join(" ") || "."
-  }
-       git commit -m "relay: init" && git push
+  3. ${commitStep(written.filter((f) => !(values["web-root"] && /^(CLAUDE|AGENTS)\.md$/.test(f))))}
   4. Queue a brief (relay inbox add brief.md), promote it (relay promote), and install cron
      (crontab -e) with these lines — relay needs its agents on PATH:
 

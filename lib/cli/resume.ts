@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 import { statePaths } from "../state/paths.ts";
 
@@ -13,7 +12,7 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
   const repo = requireRepo(ctx);
   const state = statePaths(repo.commonDir);
   const { clearHold, formatHold, readHold, resumeKeepsRun } = await import("../state/hold.ts");
-  const { archiveJournal, readJournal } = await import("../state/journal.ts");
+  const { readJournal } = await import("../state/journal.ts");
   const { tryLock } = await import("../state/lock.ts");
   await using lock = await tryLock(state.pollLock, "resume");
   if (!lock) {
@@ -30,10 +29,10 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
   let outcome: string | null = null;
   if (journal && held && resumeKeepsRun(journal)) {
     outcome =
-      `kept run ${journal.runId}: its branch ${journal.branch} is already pushed; the next poll finishes it (from step "${journal.step}")`;
+      `kept run ${journal.runId}: the agent's turn is done; the next poll carries on from step "${journal.step}" without running it again`;
   } else if (journal && held) {
-    await recordAbandoned(state.runs, state.tasks, journal.runId, journal.task, hold.reason);
-    await archiveJournal(state.journal, state.runs, journal);
+    const { abandonRun } = await import("../loop/abandon.ts");
+    await abandonRun(state, journal, `abandoned by relay resume after a HOLD: ${hold.reason}`);
     outcome =
       `abandoned run ${journal.runId}; its work stays on ${journal.branch} and under refs/relay/anchors/task-${journal.task}/; the next poll starts a new attempt`;
   } else if (journal) {
@@ -43,32 +42,4 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
   console.log(`cleared: ${formatHold(hold).split("\n")[0]}`);
   if (outcome) console.log(outcome);
   return 0;
-}
-
-/** Counts the abandoned run as a failed attempt at its brief, so the next one is numbered after it. */
-async function recordAbandoned(
-  runsDir: string,
-  tasksDir: string,
-  runId: string,
-  task: number,
-  reason: string,
-): Promise<void> {
-  const { parseBrief, writeBrief } = await import("../protocol/brief.ts");
-  const { sha256 } = await import("../loop/hash.ts");
-  const { recordAttempt } = await import("../state/tasks.ts");
-  let text: string;
-  try {
-    text = await Deno.readTextFile(join(runsDir, runId, "brief.md"));
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return;
-    throw err;
-  }
-  const brief = parseBrief(text, join(runsDir, runId, "brief.md"));
-  await recordAttempt(tasksDir, task, {
-    runId,
-    brief: await sha256(writeBrief({ ...brief, status: "OPEN" })),
-    started: runId,
-    result: "failed",
-    reason: `abandoned by relay resume after a HOLD: ${reason}`,
-  });
 }

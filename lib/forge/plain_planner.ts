@@ -7,6 +7,8 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
+import { HoldError } from "../errors.ts";
+import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
@@ -83,6 +85,20 @@ export class PlainPlannerForge implements PlannerForge {
       if (push.ok) {
         await this.setState(pr.branch, "merged", head);
         return { merged: true as const, sha };
+      }
+      // Only a race (main moved) is worth another try; a remote that refuses the merge
+      // (protected branch, hook, credentials) will refuse it every minute: a person decides.
+      const outcome = classifyPush(false, push.stderr);
+      if (outcome.kind !== "behind") {
+        const ref = `${this.main}`;
+        throw new HoldError(
+          `Cannot merge ${pr.id}: pushing the merge to ${this.remote}/${this.main} failed: ${
+            describePush(outcome)
+          }`,
+          outcome.kind === "refused"
+            ? refusalAdvice(this.remote, ref)
+            : failureAdvice(this.remote, ref, this.git.cwd),
+        );
       }
     }
     return { merged: false as const, why: `${this.remote}/${this.main} kept moving while merging` };

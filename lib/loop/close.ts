@@ -17,6 +17,8 @@ import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, statePaths } from "../state/paths.ts";
 import { readReview, writeReview } from "../state/reviews.ts";
 import { promoteNext } from "./promote.ts";
+import { abandonRun } from "./abandon.ts";
+import { readJournal } from "../state/journal.ts";
 
 export interface CloseResult {
   result: "closed" | "busy";
@@ -53,6 +55,13 @@ export async function closeTask(
   const lines: string[] = [];
   await forge.close(pr, `Closed by a person with relay close: ${reason}`);
   lines.push(`closed ${pr.id} without merging; ${branch} stays at ${pr.head.slice(0, 12)}`);
+
+  // A run on this branch that was held (or interrupted) must not come back and reopen it.
+  const journal = await readJournal(state.journal);
+  if (journal && journal.branch === branch) {
+    await abandonRun(state, journal, `abandoned: ${pr.id} was closed by relay close (${reason})`);
+    lines.push(`abandoned run ${journal.runId} on ${branch} (its work stays on the branch)`);
+  }
 
   const record = await readReview(state.reviews, task, branch);
   record.closed = { head: pr.head, at: new Date().toISOString(), reason };

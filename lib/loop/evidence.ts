@@ -20,6 +20,43 @@ export function truncateOutput(text: string, maxBytes: number): string {
   return `${head}\n[... relay cut ${bytes.length - 2 * half} bytes ...]\n${tail}`;
 }
 
+/** One verification command's run: never throws for the command's own failure. */
+export interface CommandRun {
+  exit: number;
+  output: string;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/**
+ * Runs one bar command as an argv in `cwd`. A program that is missing (127),
+ * a timeout (124) or a non-zero exit are results, not errors: relay records
+ * them like any other output.
+ */
+export async function runCommand(
+  command: string,
+  cwd: string,
+  timeoutMs: number,
+): Promise<CommandRun> {
+  const started = performance.now();
+  let exit: number;
+  let output: string;
+  let timedOut = false;
+  try {
+    const res = await run(parseBarCommand(command), { cwd, timeoutMs, allowFail: true });
+    exit = res.code;
+    const sep = res.stdout && res.stderr && !res.stdout.endsWith("\n") ? "\n" : "";
+    // One trailing newline is the end of the last line, not an empty line of output.
+    output = (res.stdout + sep + res.stderr).replace(/\n$/, "");
+  } catch (err) {
+    if (!(err instanceof CommandError)) throw err;
+    timedOut = err.message.includes("timed out");
+    exit = timedOut ? 124 : err.code ?? 127;
+    output = err.message;
+  }
+  return { exit, output, timedOut, durationMs: Math.round(performance.now() - started) };
+}
+
 export async function runBar(
   wt: Git,
   bar: readonly string[],
@@ -28,32 +65,15 @@ export async function runBar(
   const tree = await wt.treeOf("HEAD");
   const results: Evidence[] = [];
   for (const command of bar) {
-    const argv = parseBarCommand(command);
-    const started = performance.now();
-    let exit: number;
-    let output: string;
-    let timedOut = false;
-    try {
-      const res = await run(argv, { cwd: wt.cwd, timeoutMs: opts.timeoutMs, allowFail: true });
-      exit = res.code;
-      const sep = res.stdout && res.stderr && !res.stdout.endsWith("\n") ? "\n" : "";
-      // One trailing newline is the end of the last line, not an empty line of output.
-      output = (res.stdout + sep + res.stderr).replace(/\n$/, "");
-    } catch (err) {
-      if (!(err instanceof CommandError)) throw err;
-      exit = err.code ?? 127;
-      timedOut = err.message.includes("timed out");
-      if (timedOut) exit = 124;
-      output = err.message;
-    }
+    const r = await runCommand(command, wt.cwd, opts.timeoutMs);
     const evidence: Evidence = {
       command,
-      exit,
+      exit: r.exit,
       tree,
-      durationMs: Math.round(performance.now() - started),
-      output: truncateOutput(output, opts.maxBytes),
+      durationMs: r.durationMs,
+      output: truncateOutput(r.output, opts.maxBytes),
     };
-    if (timedOut) evidence.timedOut = true;
+    if (r.timedOut) evidence.timedOut = true;
     results.push(evidence);
   }
   return results;

@@ -46,9 +46,11 @@ import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
 import { runId as newRunId } from "../state/run_id.ts";
 import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
 import type { ExecutorForge } from "../forge/types.ts";
+import { demoteOpenBrief } from "./promote.ts";
+import { readStatus } from "../protocol/status_line.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
-import { disagreements, runBar } from "./evidence.ts";
+import { disagreements, runBar, truncateOutput } from "./evidence.ts";
 import { commitPaperwork, pushMain, syncMain } from "./paperwork.ts";
 import { fileHash, sha256 } from "./hash.ts";
 import {
@@ -96,7 +98,6 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const journal = await readJournal(state.journal);
   const briefText = await readTextOrNull(join(opts.repo.root, BRIEF_FILE));
   if (!journal) {
-    const { readStatus } = await import("../protocol/status_line.ts");
     if (briefText === null || readStatus(briefText) !== "OPEN") {
       return { kind: "idle", message: "idle: no open brief" };
     }
@@ -452,6 +453,11 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
       ...report.warnings.filter((w) => !w.startsWith("DISAGREEMENT")),
     ];
     report.evidence = evidence;
+    // What the agent pasted goes on main too: keep it to the size relay keeps of its own runs.
+    report.verification = report.verification.map((v) => ({
+      ...v,
+      output: truncateOutput(v.output, tick.config.evidenceMaxBytes),
+    }));
     const forge = executorForge(tick);
     if (!done(journal, "pushed")) {
       await forge.pushBranch(brief.branch, journal.head!);
@@ -492,6 +498,15 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
   report.outcome = outcome;
 
   if (!done(journal, "paperwork-committed")) {
+    // Never write DONE over somebody else's open brief: it goes back to the queue first.
+    const open = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+    if (
+      open !== null && readStatus(open) === "OPEN" &&
+      parseBrief(open, BRIEF_FILE).task !== brief.task
+    ) {
+      const queued = await demoteOpenBrief(tick.repo.root);
+      tick.log.step(`NEXT-STEPS.md held another open brief; moved it back to ${queued}`);
+    }
     await syncMain(tick.primary, config.remote, config.main);
     const message = `Task #${brief.task}: status — ${outcome} (${journal.pr ?? brief.branch})`;
     journal.paperworkCommit = await commitPaperwork(tick.primary, {

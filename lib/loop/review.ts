@@ -160,7 +160,7 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
   if (!pr) return { kind: "idle", message: `idle: no PR for ${brief.branch}` };
 
   // Merged (by relay or by a person): make sure the next brief is promoted, once.
-  if (pr.state === "merged" || (await tick.primary.isAncestor(report.head, s.originMain))) {
+  if (pr.state === "merged" || (await mergedIntoMain(tick.primary, report.head, s.originMain))) {
     if (!record.merged) {
       record.merged = { sha: s.originMain, at: now(), by: "out-of-band" };
       await writeReview(tick.state.reviews, record);
@@ -199,13 +199,22 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
 
   let verdict = verdictFor(record, pr.head);
   if (verdict?.verdict === "FAIL") {
-    if (record.fixes.some((f) => f.head === pr.head)) {
+    const fix = record.fixes.filter((f) => f.head === pr.head).at(-1);
+    if (!fix) {
+      return await sendBack(tick, s, record, pr, verdict.findings, "The reviewer failed this PR.");
+    }
+    if (report.task !== fix.task) {
       return {
         kind: "waiting",
-        message: `waiting: the fix brief for ${pr.id} is with the executor`,
+        message: `waiting: the fix brief (task ${fix.task}) for ${pr.id} is with the executor`,
       };
     }
-    return await sendBack(tick, s, record, pr, verdict.findings, "The reviewer failed this PR.");
+    // The executor answered the fix without a new commit (it pushed back, or found nothing to
+    // change): the reviewer reads that answer. Only once per fix: a FAIL after it sends back again.
+    if (verdict.at > fix.at) {
+      return await sendBack(tick, s, record, pr, verdict.findings, "The reviewer failed this PR.");
+    }
+    verdict = undefined;
   }
   if (!verdict || verdict.stale) {
     const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
@@ -221,6 +230,19 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     verdict = verdictFor(record, pr.head)!;
   }
   return await gateAndMerge(tick, s, record, pr);
+}
+
+/**
+ * Merged means main has the head AND got it after the report: a head that main
+ * already had when the executor reported (a branch with no new commit) is an
+ * empty PR, which the gate refuses — not a merge to celebrate.
+ */
+async function mergedIntoMain(git: Git, head: string, originMain: string): Promise<boolean> {
+  if (!(await git.isAncestor(head, originMain))) return false;
+  const paperwork = await git.out(["log", "-1", "--format=%H", originMain, "--", REPORT_FILE]);
+  if (!paperwork) return true;
+  const before = await git.resolve(`${paperwork}^`);
+  return !before || !(await git.isAncestor(head, before));
 }
 
 function now(): string {
@@ -511,7 +533,12 @@ async function dispatchReviewer(
     { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0, allowCommands: s.brief.bar },
   );
   if (inv.kind === "demo") {
-    await runDemoReviewer({ worktree, bar: s.brief.bar, verdictPath });
+    await runDemoReviewer({
+      worktree,
+      bar: s.brief.bar,
+      verdictPath,
+      timeoutMs: tick.config.timeouts.barMs,
+    });
   } else {
     const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
     const rj = await import("./review_journal.ts");

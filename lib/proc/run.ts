@@ -117,6 +117,8 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+  // What the command left running in its group (a `server &` in a test script) ends with it.
+  killGroup(child.pid);
   await drain(pumps, readers, feeding);
 
   const result: RunResult = {
@@ -127,11 +129,13 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
     timedOut,
   };
   if (timedOut) {
+    // Both streams, so a bar command that hangs after printing "test 1 ok" keeps that line.
+    const sep = result.stdout && result.stderr && !result.stdout.endsWith("\n") ? "\n" : "";
     throw new CommandError(
       argv,
       opts.cwd,
       null,
-      result.stderr,
+      result.stdout + sep + result.stderr,
       `timed out after ${Math.round(opts.timeoutMs! / 1000)}s`,
     );
   }

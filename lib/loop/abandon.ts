@@ -1,0 +1,32 @@
+/**
+ * Abandoning a run: its journal moves into its run folder and the attempt is
+ * recorded as failed (so the next one is numbered after it). Nothing in git
+ * changes: the work stays on the branch and under refs/relay/anchors/.
+ */
+import { join } from "node:path";
+import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { readTextOrNull } from "../state/json_file.ts";
+import { archiveJournal, type Journal } from "../state/journal.ts";
+import type { StatePaths } from "../state/paths.ts";
+import { recordAttempt } from "../state/tasks.ts";
+import { sha256 } from "./hash.ts";
+
+export async function abandonRun(
+  state: StatePaths,
+  journal: Journal,
+  reason: string,
+): Promise<void> {
+  const path = join(state.runs, journal.runId, "brief.md");
+  const text = await readTextOrNull(path);
+  if (text !== null) {
+    const brief = parseBrief(text, path);
+    await recordAttempt(state.tasks, journal.task, {
+      runId: journal.runId,
+      brief: await sha256(writeBrief({ ...brief, status: "OPEN" })),
+      started: journal.runId,
+      result: "failed",
+      reason,
+    });
+  }
+  await archiveJournal(state.journal, state.runs, journal);
+}

@@ -1,7 +1,7 @@
 /** `relay --help`, `relay <command> --help` and `relay version`, through the real CLI. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { makeScene, ROOT } from "./helpers/scene.ts";
+import { brief, makeScene, ROOT } from "./helpers/scene.ts";
 import { HELP, VERSION } from "../lib/cli/help.ts";
 
 /** The commands main.ts dispatches: the `name: async () => …` rows of its COMMANDS table. */
@@ -90,4 +90,20 @@ Deno.test("relay version prints the version, and --json the same as data", async
     arch: Deno.build.arch,
   });
   assert.match(VERSION, /^\d+\.\d+\.\d+/);
+});
+
+Deno.test("relay refuses to act on a task worktree or on relay's own source checkout, and says where to run", async () => {
+  await using scene = await makeScene();
+  await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Somewhere" }) });
+  await scene.relay(["promote"]);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const inWorktree = await scene.relay(["status"], { cwd: join(scene.worktrees, "task-1") });
+  assert.equal(inWorktree.code, 2);
+  assert.match(inWorktree.stderr, /is a linked worktree .* relay -C .*\/work /);
+  const inSource = await scene.relay(["status"], { cwd: ROOT });
+  assert.equal(inSource.code, 2);
+  assert.match(
+    inSource.stderr,
+    /relay's own source checkout, not your project .* Pass -C <your repository>/,
+  );
 });

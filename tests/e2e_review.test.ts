@@ -51,10 +51,13 @@ Deno.test("a PASS merges the PR server side and promotes the next brief", async 
   assert.equal(record.verdicts[0].verdict, "PASS");
   assert.equal(record.verdicts[0].head, await scene.out(["rev-parse", "origin/task-1"]));
 
-  // A second review tick has nothing to do.
+  // A second review tick has nothing to do, and the gate says there is nothing to gate.
   const again = await review(scene);
   assert.equal(again.code, 0);
   assert.deepEqual(await originMainSubjects(scene), subjects);
+  const gate = await scene.relay(["gate"]);
+  assert.equal(gate.code, 2, gate.stdout + gate.stderr);
+  assert.match(gate.stderr, /nothing to gate: task-1 is merged/);
 });
 
 Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then it merges", async () => {

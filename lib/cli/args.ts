@@ -2,6 +2,8 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export interface Context {
   /** The folder relay acts on (`-C` applied). */
@@ -46,7 +48,38 @@ export function requireRepo(ctx: Context): RepoPaths {
       `Cannot find a git repository at or above "${ctx.cwd}". Run relay inside one, or pass -C <path>.`,
     );
   }
+  if (repo.gitDir !== repo.commonDir) {
+    // Task and review worktrees are linked worktrees: their NEXT-STEPS.md is a stale copy.
+    const primary = basename(repo.commonDir) === ".git" ? dirname(repo.commonDir) : repo.commonDir;
+    throw new UsageError(
+      `"${repo.root}" is a linked worktree (relay's task and review worktrees are); relay runs in the primary checkout: relay -C ${primary} …`,
+    );
+  }
+  if (isRelaySource(repo.root)) {
+    throw new UsageError(
+      `"${repo.root}" is relay's own source checkout, not your project (deno task runs here). Pass -C <your repository>.`,
+    );
+  }
   return repo;
+}
+
+/** True when `root` is the checkout relay runs from (from source) and relay is not set up in it. */
+function isRelaySource(root: string): boolean {
+  const url = new URL("../..", import.meta.url);
+  if (url.protocol !== "file:") return false; // the compiled binary
+  let source: string;
+  try {
+    source = Deno.realPathSync(fileURLToPath(url));
+    if (Deno.realPathSync(root) !== source) return false;
+  } catch {
+    return false;
+  }
+  try {
+    Deno.statSync(join(source, ".relay", "config.yaml"));
+    return false; // relay set up in its own repository: that is allowed
+  } catch {
+    return true;
+  }
 }
 
 /** Prints data as JSON on stdout. */

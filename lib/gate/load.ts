@@ -106,6 +106,13 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
       "wait for the executor to open it (relay poll does), or check the forge",
     );
   }
+  if (pr.state !== "open") {
+    throw new InputError(
+      { file: reportFile, key: "PR" },
+      `nothing to gate: ${pr.id} is ${pr.state}`,
+      `run "relay status" to see what the loop is doing now`,
+    );
+  }
   const openPrs = await forge.listOpen();
 
   const owner = /^task-(\d+)$/.exec(report.branch);

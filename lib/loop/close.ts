@@ -5,7 +5,7 @@
  * promoted — so a task that can neither pass nor be fixed never wedges the loop.
  */
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { loadRepoConfig } from "../config/repo.ts";
@@ -44,12 +44,11 @@ export async function closeTask(
   const forge = plannerForge(config, git, state.prs);
   const pr = await forge.find(branch);
   if (!pr || pr.state !== "open") {
-    throw new InputError(
-      { file: BRIEF_FILE, key: "Task" },
+    throw new UsageError(
       `there is no open PR for task ${task} (${
         pr ? `${pr.id} is ${pr.state}` : `no PR for branch ${branch}`
-      })`,
-      `run "relay status" to see which task is in flight`,
+      }); "relay status" shows which task is in flight`,
+      "close",
     );
   }
   const lines: string[] = [];

@@ -266,7 +266,7 @@ async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Pro
     task: s.report.task,
     reason: `task ${s.report.task} is BLOCKED: the executor could not finish it`,
     next:
-      `Read COWORK-STATUS.md on main. If task ${s.task} has an open PR, give up on it with relay close ${s.task} --reason "…" (closes it unmerged, promotes the next brief, clears this HOLD); otherwise queue a better brief (relay inbox add) or promote the next one (relay promote), then run "relay resume".`,
+      `Read COWORK-STATUS.md on main. If task ${s.task} has an open PR, give up on it with relay close ${s.task} --reason "…" (closes it unmerged, promotes the next brief, clears this HOLD); otherwise queue a fix brief that goes on from the branch's work (Kind: fix, Fixes: ${s.task}, Branch: task-${s.task}) or a better brief (relay inbox add), or promote the next one (relay promote), then run "relay resume".`,
     at: now(),
   };
   await writeHold(tick.state.hold, hold);

@@ -338,11 +338,13 @@ async function tree(dir: string, skip: (rel: string) => boolean, rel = ""): Prom
  * holder record, which every tick takes (and describes) before it reads input.
  */
 async function fullSnapshot(scene: Scene): Promise<string> {
-  const isLock = (rel: string) => rel === "poll.lock" || rel === "poll.lock.json";
+  // The tick lock, and the record of how the tick ended (written by design, also on bad input).
+  const isTickState = (rel: string) =>
+    rel === "poll.lock" || rel === "poll.lock.json" || /^last-(poll|review)\.json$/.test(rel);
   return [
     await scene.snapshot(),
     ...await tree(scene.work, (rel) => rel === ".git"),
-    ...await tree(join(scene.work, ".git", "relay"), isLock),
+    ...await tree(join(scene.work, ".git", "relay"), isTickState),
     await scene.out(["worktree", "list", "--porcelain"]),
     ...await tree(scene.worktrees, () => false),
     ...await tree(`${scene.work}.relay-worktrees`, () => false),

@@ -82,7 +82,7 @@ async function crashThenFinish(point: string): Promise<void> {
   // The next ticks: "busy" while an orphaned agent still runs, then the finish.
   let finish = await scene.relay(["poll"], { env });
   const transcript = [finish.stdout + finish.stderr];
-  for (let i = 0; i < MAX_BUSY_POLLS && /^busy/m.test(finish.stdout); i++) {
+  for (let i = 0; i < MAX_BUSY_POLLS && /^\S+Z busy/m.test(finish.stdout); i++) {
     assert.ok(orphaned, `only an orphaned agent makes a tick busy:\n${transcript}`);
     assert.equal(finish.code, 0, finish.stderr);
     await new Promise((r) => setTimeout(r, 100));

@@ -244,7 +244,7 @@ Deno.test("relay review writes nothing while an executor turn is open", async ()
 
     const review = await scene.relay(["review"]);
     assert.equal(review.code, 0, all(review));
-    assert.match(review.stdout, /^waiting: the executor is mid-tick$/m);
+    assert.match(review.stdout, /^\S+Z waiting: the executor is mid-tick$/m);
     assert.equal(await Deno.readTextFile(record), recordBefore);
   } finally {
     await Deno.writeTextFile(go, "");

@@ -71,5 +71,8 @@ Deno.test("a worktree deleted during the turn is a HOLD that says so and how to 
   const again = await scene.relay(["poll"]);
   assert.equal(again.code, 0, again.stdout + again.stderr);
   assert.match(again.stdout, /task 1 shipped/);
-  assert.match(await scene.out(["log", "--format=%s", "origin/task-1"]), /Task #1: add the feature/);
+  assert.match(
+    await scene.out(["log", "--format=%s", "origin/task-1"]),
+    /Task #1: add the feature/,
+  );
 });

@@ -168,7 +168,9 @@ Deno.test("an agent orphaned by a killed tick is stopped at its turn limit by a 
     assert.equal(busy.code, 0, all(busy));
     assert.match(
       busy.stdout,
-      new RegExp(`^busy: the agent from an interrupted tick is still running \\(pid ${pid}, `),
+      new RegExp(
+        `^\\S+Z busy: the agent from an interrupted tick is still running \\(pid ${pid}, `,
+      ),
     );
     assert.ok(await running(pid));
 

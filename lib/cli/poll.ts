@@ -1,7 +1,9 @@
 /**
  * `relay poll`. The idle path — no open brief and no unfinished tick — runs
  * 1,440 times a day from cron: it reads one file, stats another, starts no
- * process and loads neither zod nor yaml. Everything else is imported lazily.
+ * process, writes nothing and loads neither zod nor yaml. Everything else is
+ * imported lazily. Every other tick records how it ended in
+ * `.git/relay/last-poll.json` (for `relay status`), also when it throws.
  */
 import { join } from "node:path";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
@@ -25,6 +27,12 @@ function readOrNull(path: string): string | null {
   }
 }
 
+/** Records a poll that threw (with the exit code main.ts maps it to); the caller rethrows. */
+async function recordThrown(commonDir: string, err: unknown): Promise<void> {
+  const { failedTick, saveLastTick } = await import("../state/last_tick.ts");
+  await saveLastTick(commonDir, failedTick("poll", err));
+}
+
 export async function poll(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("poll", args, {
     json: { type: "boolean" },
@@ -37,8 +45,13 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
     if (brief !== null && readStatus(brief) === null && /^\uFEFF?\s*status\s*:/i.test(brief)) {
       // Line 1 is a Status line with a value relay does not know (a typo for OPEN?): say so
       // (exit 2, file and line) rather than stay idle forever without a word.
-      const { parseBrief } = await import("../protocol/brief.ts");
-      parseBrief(brief, BRIEF_FILE);
+      try {
+        const { parseBrief } = await import("../protocol/brief.ts");
+        parseBrief(brief, BRIEF_FILE);
+      } catch (err) {
+        await recordThrown(repo.commonDir, err);
+        throw err;
+      }
     }
     const why = brief === null ? `no ${BRIEF_FILE}` : `${BRIEF_FILE} is not OPEN`;
     if (values.json) printJson({ result: "idle", message: `idle: ${why}` });
@@ -47,14 +60,23 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   }
 
   const { runPollTick } = await import("../loop/poll.ts");
-  const { stderrLog, silentLog } = await import("../loop/log.ts");
-  const result = await runPollTick({
-    repo,
-    ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
-    progress: values.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
-    log: values.quiet ? silentLog : stderrLog,
-  });
+  const { stderrLog, silentLog, stamped } = await import("../loop/log.ts");
+  const { lastTick, saveLastTick } = await import("../state/last_tick.ts");
+  let result;
+  try {
+    result = await runPollTick({
+      repo,
+      ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
+      progress: values.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
+      log: values.quiet ? silentLog : stderrLog,
+    });
+  } catch (err) {
+    await recordThrown(repo.commonDir, err);
+    throw err;
+  }
+  const code = result.kind === "failed" || result.kind === "blocked" ? 1 : 0;
+  await saveLastTick(repo.commonDir, lastTick("poll", code, result.kind, result.message));
   if (values.json) printJson({ result: result.kind, ...result });
-  else console.log(result.message);
-  return result.kind === "failed" || result.kind === "blocked" ? 1 : 0;
+  else console.log(stamped(result.message, Deno.stdout.isTerminal()));
+  return code;
 }

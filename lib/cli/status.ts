@@ -1,8 +1,9 @@
 /** `relay status`: what the loop is doing and, whenever it waits, why — on one screen. */
 import { join } from "node:path";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
-import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
-import { currentBranch } from "../git/discover.ts";
+import { BRIEF_FILE, CONFIG_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
+import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
+import type { LastTick } from "../state/last_tick.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
   try {
@@ -25,6 +26,109 @@ async function openPlainPrs(dir: string): Promise<string[]> {
     // No records: nothing in flight on the plain forge.
   }
   return branches.sort();
+}
+
+/** Something that stops every tick before it does its work. */
+interface Blocker {
+  /** Short, for the waiting line: `.relay/config.yaml is invalid`. */
+  what: string;
+  /** The full problem line, with the fix. */
+  problem: string;
+  /** A HOLD-like state (exit 3) rather than bad input (exit 2). */
+  hold: boolean;
+  /** Only `relay poll` checks it; the review tick is not stopped by it. */
+  pollOnly: boolean;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The cheap checks a poll makes before it starts anything, run the same way:
+ * the repo config and the operator profile load, the primary tree is on main
+ * with no merge or rebase in progress, and an interrupted run's worktree is
+ * still there. No git process and no network.
+ */
+async function preflight(
+  repo: RepoPaths,
+  profileFlag: string | undefined,
+  journal: { runId: string; worktree: string; branch: string } | null,
+): Promise<Blocker[]> {
+  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const blockers: Blocker[] = [];
+  const message = (err: unknown) => (err as Error)?.message ?? String(err);
+  let main: string | null = null;
+  try {
+    main = (await loadRepoConfig(repo.root)).main;
+  } catch (err) {
+    blockers.push({
+      what: `${CONFIG_FILE} is invalid`,
+      problem: message(err),
+      hold: false,
+      pollOnly: false,
+    });
+  }
+  try {
+    await loadProfile(profilePath(profileFlag));
+  } catch (err) {
+    blockers.push({
+      what: "the operator profile cannot be loaded",
+      problem: message(err),
+      hold: false,
+      pollOnly: false,
+    });
+  }
+  const branch = currentBranch(repo.gitDir);
+  if (main !== null && branch !== main) {
+    const on = branch === null ? "a detached HEAD" : `"${branch}"`;
+    blockers.push({
+      what: `the primary tree is on ${on}, not "${main}"`,
+      problem:
+        `The primary tree is on ${on}, not "${main}": every poll stops with a HOLD.\n  fix: run "git switch ${main}" in ${repo.root}; relay works in its own worktrees and keeps the primary tree on ${main}.`,
+      hold: true,
+      pollOnly: true,
+    });
+  }
+  const op = operationInProgress(repo.gitDir);
+  if (op) {
+    blockers.push({
+      what: `the primary tree is in the middle of ${op}`,
+      problem:
+        `The primary tree is in the middle of ${op}: every poll stops with a HOLD.\n  fix: finish or abort it in ${repo.root}.`,
+      hold: true,
+      pollOnly: true,
+    });
+  }
+  if (journal && !isDir(journal.worktree)) {
+    blockers.push({
+      what: `the worktree of run ${journal.runId} is gone`,
+      problem:
+        `Cannot finish run ${journal.runId}: its worktree "${journal.worktree}" does not exist.\n  fix: in ${repo.root}, run "git worktree prune" and "git worktree add ${journal.worktree} ${journal.branch}" (the branch keeps what was committed), then the next poll carries on.`,
+      hold: true,
+      pollOnly: true,
+    });
+  }
+  return blockers;
+}
+
+/**
+ * When the tick's last run failed, what the waiting line adds. A HOLD is left
+ * out: while it stands, hold.json says it; once cleared, it is over.
+ */
+function lastFailed(tick: LastTick | null): string | null {
+  if (!tick || tick.exit === 0 || tick.result === "human" || tick.result === "hold") return null;
+  return `the last ${tick.command} failed (exit ${tick.exit} at ${tick.at}; see "last ${tick.command}" above)`;
+}
+
+/** The waiting line when checks stop the tick that would act next. */
+function blockedLine(subject: string, tick: "poll" | "review", blockers: Blocker[]): string {
+  return `blocked: ${subject}, but every ${tick} stops: ${blockers.map((b) => b.what).join("; ")}`;
 }
 
 /** Where the reviewer side stands on the reported task, in one line. */
@@ -85,6 +189,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const { listInbox } = await import("../loop/inbox.ts");
   const { sha256 } = await import("../loop/hash.ts");
   const { writeBrief } = await import("../protocol/brief.ts");
+  const { formatLastTick, readLastTick } = await import("../state/last_tick.ts");
 
   const problems: string[] = [];
   const briefText = await readTextOrNull(join(repo.root, BRIEF_FILE));
@@ -121,25 +226,47 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     attempts = { failed: failedAttempts(record, hash), total: record.attempts.length };
   }
 
+  const blockers = await preflight(repo, ctx.profile, journal);
+  for (const b of blockers) problems.push(b.problem);
+  const reviewBlockers = blockers.filter((b) => !b.pollOnly);
+  const lastPoll = await readLastTick(repo.commonDir, "poll");
+  const lastReview = await readLastTick(repo.commonDir, "review");
+
   const branch = currentBranch(repo.gitDir);
   let waiting: string;
   if (hold) waiting = `HOLD: ${hold.reason}\n  next: ${hold.next}`;
   else if (lock.held) {
     waiting = `a tick is running (pid ${lock.info?.pid}, since ${lock.info?.started})`;
   } else if (journal) {
-    waiting =
-      `an interrupted tick will be finished by the next poll (run ${journal.runId}, after "${journal.step}")`;
+    const run = `run ${journal.runId}, after "${journal.step}"`;
+    const failed = lastFailed(lastPoll);
+    waiting = blockers.length
+      ? blockedLine(`an interrupted tick waits to be finished (${run})`, "poll", blockers)
+      : failed
+      ? `an interrupted tick waits to be finished (${run}), but ${failed}: the next poll tries again`
+      : `an interrupted tick will be finished by the next poll (${run})`;
   } else if (brief?.status === "OPEN") {
     const inFlight = (await openPlainPrs(state.prs)).filter((b) => b !== brief.branch);
-    waiting = inFlight.length
+    const failed = lastFailed(lastPoll);
+    waiting = blockers.length
+      ? blockedLine(`task ${brief.task} is open`, "poll", blockers)
+      : failed
+      ? `task ${brief.task} is open, but ${failed}: the next poll tries again`
+      : inFlight.length
       ? `task ${brief.task} is open but waits: ${
         inFlight.join(", ")
       } is in flight until the reviewer merges it or sends it back`
       : `task ${brief.task} is open: the next poll starts the executor`;
   } else if (report && brief?.status === "DONE") {
-    waiting = await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length);
+    const failed = lastFailed(lastReview);
+    waiting = reviewBlockers.length
+      ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
+      : `${await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length)}${
+        failed ? `; but ${failed}` : ""
+      }`;
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
   else waiting = "idle: nothing open and nothing queued";
+  const code = hold || blockers.some((b) => b.hold) ? 3 : problems.length ? 2 : 0;
 
   const data = {
     repo: repo.root,
@@ -158,12 +285,14 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     },
     attempts,
     hold,
+    lastPoll,
+    lastReview,
     waiting,
     problems,
   };
   if (values.json) {
     printJson(data);
-    return hold ? 3 : problems.length ? 2 : 0;
+    return code;
   }
   console.log(`repo     ${repo.root} (on ${branch ?? "a detached HEAD"})`);
   console.log(
@@ -197,7 +326,9 @@ export async function status(args: string[], ctx: Context): Promise<number> {
         : "not running"
     }${journal ? `; journal: run ${journal.runId} after "${journal.step}"` : ""}`,
   );
+  console.log(`last poll: ${formatLastTick(lastPoll)}`);
+  console.log(`last review: ${formatLastTick(lastReview)}`);
   console.log(`\n${waiting}`);
   for (const p of problems) console.log(`problem: ${p}`);
-  return hold ? 3 : problems.length ? 2 : 0;
+  return code;
 }

@@ -1,11 +1,24 @@
-/** What a tick says as it goes: one plain line per step, to stderr, so stdout stays for data. */
+/**
+ * What a tick says as it goes: one plain line per step, to stderr, so stdout stays for data.
+ * Into a file (cron.log) each line carries the time, in UTC; on a terminal it does not.
+ */
 export interface Log {
   step(message: string): void;
 }
 
+/** `2026-11-29T20:31:02Z`: ISO 8601, UTC, to the second. */
+export function utcStamp(at: Date = new Date()): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** The line with the time in front, unless it goes to a terminal. */
+export function stamped(line: string, terminal: boolean, at: Date = new Date()): string {
+  return terminal ? line : `${utcStamp(at)} ${line}`;
+}
+
 export const stderrLog: Log = {
   step(message) {
-    console.error(`relay: ${message}`);
+    console.error(stamped(`relay: ${message}`, Deno.stderr.isTerminal()));
   },
 };
 

@@ -1,0 +1,64 @@
+/**
+ * The reviewer turn in progress, journaled in `.git/relay/review-journal.json`
+ * from the moment the reviewer starts until its turn ends. A review tick
+ * killed mid-turn (SIGKILL, reboot) leaves it behind with the reviewer still
+ * running in its own process group; the next tick reads it to wait for that
+ * reviewer, stop it past its turn limit, or note the lost turn — never to
+ * start a second reviewer beside it.
+ */
+import type { Journal } from "../state/journal.ts";
+import { readJson, removeFile, writeJson } from "../state/json_file.ts";
+import { type OrphanState, orphanState, stopOrphan } from "./orphan.ts";
+
+export interface ReviewJournal {
+  version: 1;
+  runId: string;
+  task: number;
+  /** The reviewer's pid (the leader of its process group). */
+  pid: number;
+  /** When it started (ISO): tells our reviewer from a process that got the pid later. */
+  started: string;
+  /** started + the turn limit (ISO); absent when there is no limit. */
+  deadline?: string;
+  /** Its disposable worktree. */
+  worktree: string;
+}
+
+export async function readReviewJournal(path: string): Promise<ReviewJournal | null> {
+  return await readJson<ReviewJournal>(path);
+}
+
+export async function writeReviewJournal(path: string, journal: ReviewJournal): Promise<void> {
+  await writeJson(path, journal);
+}
+
+export async function clearReviewJournal(path: string): Promise<void> {
+  await removeFile(path);
+}
+
+/** Whether the journaled reviewer still runs, is past its turn limit, or is gone. */
+export async function reviewerState(
+  journal: ReviewJournal,
+  now = Date.now(),
+): Promise<OrphanState> {
+  // orphanState reads only the agent's pid, start time and deadline.
+  const agent: Pick<Journal, "agentPid" | "agentStarted" | "agentDeadline"> = {
+    agentPid: journal.pid,
+    agentStarted: journal.started,
+    ...(journal.deadline !== undefined ? { agentDeadline: journal.deadline } : {}),
+  };
+  return await orphanState(agent as Journal, now);
+}
+
+/** SIGTERM to the reviewer's process group, SIGKILL after the grace period. True when it is gone. */
+export async function stopReviewer(journal: ReviewJournal, graceMs?: number): Promise<boolean> {
+  return await stopOrphan(journal.pid, graceMs);
+}
+
+/**
+ * Thrown by the review when the reviewer of an interrupted tick still runs;
+ * the tick turns it into a "busy" result.
+ */
+export class ReviewerStillRunning extends Error {
+  override name = "ReviewerStillRunning";
+}

@@ -1,0 +1,227 @@
+/**
+ * A review tick killed (SIGKILL) during the reviewer's turn leaves the reviewer
+ * running in its own process group. The next ticks wait for it while it is
+ * within its turn limit, stop it past that, and never start a second reviewer
+ * beside it. Real CLI, real git; the tick dies at RELAY_FAILPOINT=reviewer-running.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { brief, makeScene, type RelayResult, REVIEWERS, type Scene } from "./helpers/scene.ts";
+
+function all(res: RelayResult): string {
+  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
+}
+
+function stateDir(scene: Scene): string {
+  return join(scene.work, ".git", "relay");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+interface ReviewJournalFile {
+  runId: string;
+  task: number;
+  pid: number;
+  started: string;
+  deadline?: string;
+  worktree: string;
+}
+
+interface ReviewFile {
+  verdicts: { runId: string; verdict: string }[];
+  voids: { runId: string; why: string }[];
+}
+
+/** Whether a process exists and is not a zombie. */
+async function running(pid: number): Promise<boolean> {
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
+}
+
+async function waitUntilGone(pid: number, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (!(await running(pid))) return true;
+    await sleep(100);
+  }
+  return !(await running(pid));
+}
+
+function killGroupQuietly(pgid: number | undefined): void {
+  if (pgid === undefined) return;
+  try {
+    Deno.kill(-pgid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Reviewer launches logged by the fake reviewers (`review <pid>` lines). */
+async function launches(countFile: string): Promise<number> {
+  const text = await Deno.readTextFile(countFile).catch(() => "");
+  return text.split("\n").filter((l) => l.startsWith("review ")).length;
+}
+
+/** A shipped task 1 whose PR waits for review, with waits.sh as the reviewer (turn limit given). */
+async function shippedScene(reviewerTimeout: string): Promise<Scene> {
+  const scene = await makeScene({ reviewer: "waits.sh" });
+  await Deno.writeTextFile(
+    scene.profile,
+    (await Deno.readTextFile(scene.profile)).replace(
+      /(reviewer:\n(?:.*\n)*? {4}timeout: )60s/,
+      `$1${reviewerTimeout}`,
+    ),
+  );
+  assert.match(await Deno.readTextFile(scene.profile), new RegExp(`timeout: ${reviewerTimeout}\n`));
+  assert.match(await Deno.readTextFile(scene.profile), new RegExp(join(REVIEWERS, "waits.sh")));
+  const queued = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Orphan" }) });
+  assert.equal(queued.code, 0, all(queued));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  return scene;
+}
+
+async function readJournal(scene: Scene): Promise<ReviewJournalFile> {
+  return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "review-journal.json")));
+}
+
+async function readReviewRecord(scene: Scene): Promise<ReviewFile> {
+  return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "reviews", "task-1.json")));
+}
+
+async function originMainSubject(scene: Scene): Promise<string> {
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  return await scene.out(["log", "-1", "--format=%s", "origin/main"]);
+}
+
+Deno.test("a reviewer orphaned by a killed review tick is waited for, not joined by a second one, and the next tick after it ends reviews normally", async () => {
+  await using scene = await shippedScene("60s");
+  const count = join(scene.dir, "reviews.log");
+  const go = join(scene.dir, "go");
+  const env = { FAKE_REVIEW_COUNT: count, FAKE_GO: go };
+
+  const killed = await scene.relay(["review"], {
+    env: { ...env, RELAY_FAILPOINT: "reviewer-running" },
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const journal = await readJournal(scene);
+  try {
+    assert.equal(journal.task, 1);
+    assert.match(journal.runId, /review1-t1$/);
+    assert.equal(journal.worktree, join(scene.worktrees, `review-${journal.runId}`));
+    assert.ok(journal.deadline, "a reviewer with a turn limit has a deadline");
+    assert.equal(Date.parse(journal.deadline) - Date.parse(journal.started), 60_000);
+    assert.ok(await running(journal.pid), "the orphaned reviewer should still run");
+
+    // The reviewer's turn is still open: the next tick waits and starts nothing.
+    const busy = await scene.relay(["review"], { env });
+    assert.equal(busy.code, 0, all(busy));
+    assert.match(
+      busy.stdout,
+      new RegExp(
+        `busy: the reviewer from an interrupted tick is still running \\(pid ${journal.pid}, run ${journal.runId}, turn limit at `,
+      ),
+    );
+    assert.equal(await launches(count), 1, "a second reviewer was started");
+    assert.ok(await exists(join(stateDir(scene), "review-journal.json")));
+    assert.ok(await running(journal.pid), "relay stopped a reviewer within its turn limit");
+    assert.ok(await exists(journal.worktree), "the running reviewer's worktree was removed");
+    const last = JSON.parse(await Deno.readTextFile(join(stateDir(scene), "last-review.json")));
+    assert.equal(last.result, "busy");
+    assert.equal(last.exit, 0);
+
+    // It ends on its own; the next tick voids that unwatched turn and reviews afresh.
+    await Deno.writeTextFile(go, "");
+    assert.ok(await waitUntilGone(journal.pid, 20_000), "the orphaned reviewer did not end");
+    const res = await scene.relay(["review"], { env });
+    assert.equal(res.code, 0, all(res));
+    assert.match(
+      res.stderr,
+      new RegExp(`the reviewer of run ${journal.runId} ended while no tick watched it`),
+    );
+    assert.match(res.stdout, /task 1 merged/);
+    assert.match(await originMainSubject(scene), /^Merge task-1: Orphan/);
+    assert.equal(await launches(count), 2);
+    assert.equal(
+      await Deno.readTextFile(`${count}.overlap`).catch(() => ""),
+      "",
+      "two reviewers ran at the same time",
+    );
+    const record = await readReviewRecord(scene);
+    assert.deepEqual(
+      record.voids.map((v) => [v.runId, v.why]),
+      [[journal.runId, "interrupted"]],
+    );
+    assert.equal(record.verdicts.length, 1);
+    assert.notEqual(record.verdicts[0]!.runId, journal.runId);
+    assert.equal(record.verdicts[0]!.verdict, "PASS");
+    assert.equal(await exists(join(stateDir(scene), "review-journal.json")), false);
+    assert.equal(await exists(journal.worktree), false, "the orphan's clean worktree was left");
+  } finally {
+    killGroupQuietly(journal.pid);
+  }
+});
+
+Deno.test("a reviewer orphaned past its turn limit is stopped with its whole group, and the tick then reviews", async () => {
+  await using scene = await shippedScene("6s");
+  const count = join(scene.dir, "reviews.log");
+  const env = { FAKE_REVIEW_COUNT: count, FAKE_GO: join(scene.dir, "never") };
+
+  const killed = await scene.relay(["review"], {
+    env: { ...env, RELAY_FAILPOINT: "reviewer-running" },
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const journal = await readJournal(scene);
+  try {
+    assert.ok(journal.deadline);
+    const deadline = Date.parse(journal.deadline);
+    assert.equal(deadline - Date.parse(journal.started), 6_000);
+    assert.ok(await running(journal.pid));
+
+    await sleep(Math.max(0, deadline - Date.now()) + 300);
+    const res = await scene.relay(["review"], { env });
+    assert.equal(res.code, 0, all(res));
+    assert.match(res.stderr, /passed its turn limit .*; stopping its process group/);
+    assert.equal(await running(journal.pid), false, "the overdue reviewer still runs");
+    assert.match(res.stdout, /task 1 merged/);
+    assert.equal(await launches(count), 2);
+    assert.equal(await Deno.readTextFile(`${count}.overlap`).catch(() => ""), "");
+    const record = await readReviewRecord(scene);
+    assert.deepEqual(record.voids.map((v) => v.runId), [journal.runId]);
+    assert.match(record.voids[0]!.why, /^interrupted; stopped past its turn limit$/);
+    assert.equal(await exists(join(stateDir(scene), "review-journal.json")), false);
+  } finally {
+    killGroupQuietly(journal.pid);
+  }
+});
+
+Deno.test("a reviewer turn that ends normally leaves no review journal behind", async () => {
+  await using scene = await shippedScene("60s");
+  const count = join(scene.dir, "reviews.log");
+  const go = join(scene.dir, "go");
+  await Deno.writeTextFile(go, "");
+  const res = await scene.relay(["review"], { env: { FAKE_REVIEW_COUNT: count, FAKE_GO: go } });
+  assert.equal(res.code, 0, all(res));
+  assert.match(res.stdout, /task 1 merged/);
+  assert.equal(await launches(count), 1);
+  assert.equal(await exists(join(stateDir(scene), "review-journal.json")), false);
+  assert.deepEqual((await readReviewRecord(scene)).voids, []);
+});

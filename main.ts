@@ -75,30 +75,38 @@ async function main(argv: string[]): Promise<number> {
   return await (await load())(args, ctx);
 }
 
+/** An error line; into a file (cron.log) it carries the time, on a terminal it does not. */
+function say(line: string): void {
+  const stamp = Deno.stderr.isTerminal()
+    ? ""
+    : `${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")} `;
+  console.error(stamp + line);
+}
+
 function report(err: unknown): number {
   if (err instanceof UsageError) {
-    console.error(`relay: error: ${err.message}`);
+    say(`relay: error: ${err.message}`);
     console.error(`Run "relay ${err.command ? `${err.command} ` : ""}--help" for usage.`);
     return Exit.badInput;
   }
   if (err instanceof InputError) {
-    console.error(`relay: error: ${err.message}`);
+    say(`relay: error: ${err.message}`);
     return Exit.badInput;
   }
   if (err instanceof HoldError) {
-    console.error(`relay: HOLD: ${err.message}\n  next: ${err.next}`);
+    say(`relay: HOLD: ${err.message}\n  next: ${err.next}`);
     return Exit.hold;
   }
   if (err instanceof CommandError) {
-    console.error(`relay: error: ${err.message}`);
+    say(`relay: error: ${err.message}`);
     return Exit.failure;
   }
   if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
-    console.error(`relay: error: ${(err as Error).message}`);
+    say(`relay: error: ${(err as Error).message}`);
     return Exit.failure;
   }
   const e = err as Error;
-  console.error(`relay: internal error: ${e?.message ?? String(err)}`);
+  say(`relay: internal error: ${e?.message ?? String(err)}`);
   if (Deno.env.get("RELAY_DEBUG")) console.error(e?.stack);
   return Exit.failure;
 }

@@ -232,8 +232,12 @@ Deno.test("runAgent() with plain progress prints a started and a finished line",
   }).output();
   const stderr = new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, stderr);
-  assert.match(stderr, /^relay: executor task 3 started \(pid \d+\)$/m);
-  assert.match(stderr, /^relay: executor task 3 finished: exit 3 after 0m0\ds$/m);
+  // Not a terminal here: each line starts with the UTC time, as in cron.log.
+  assert.match(
+    stderr,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ relay: executor task 3 started \(pid \d+\)$/m,
+  );
+  assert.match(stderr, /^\S+Z relay: executor task 3 finished: exit 3 after 0m0\ds$/m);
   assert.doesNotMatch(stderr, /stdout line/, "the program's output goes to the log only");
 });
 

@@ -91,7 +91,7 @@ Deno.test("relay inbox add refuses a malformed brief or a missing file with exit
   await using scene = await makeScene();
   const shell = await add(scene, brief({ bar: ["npm test | tee out.txt"] }), "pipe.md");
   assert.equal(shell.code, 2);
-  assert.match(shell.stderr, /^relay: error: pipe\.md:\d+: Cannot use verification command/);
+  assert.match(shell.stderr, /^\S+Z relay: error: pipe\.md:\d+: Cannot use verification command/);
   assert.match(shell.stderr, /fix: /);
 
   const missing = await scene.relay(["inbox", "add", "nowhere.md"]);

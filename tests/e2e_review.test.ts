@@ -521,3 +521,34 @@ Deno.test("a merge the remote refuses (protected main) is a HOLD quoting the rem
   assert.match(res.stderr, /GH006: Protected branch update failed/);
   assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
 });
+
+Deno.test("a reviewer that pushes a merge to origin main itself is a HOLD naming the push", async () => {
+  await using scene = await makeScene({ reviewer: "pushes.sh" });
+  await queue(scene, brief({ title: "Sneaky" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const res = await review(scene);
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /the reviewer pushed to origin\/main/);
+  // And the next tick does not call it "merged outside relay": the HOLD stands.
+  const again = await review(scene);
+  assert.equal(again.code, 3);
+  assert.doesNotMatch(again.stdout + again.stderr, /merged outside relay|promoted/);
+});
+
+Deno.test("a reviewer that plants a program in .git/config is a HOLD, and relay never runs it", async () => {
+  await using scene = await makeScene({ reviewer: "steers.sh" });
+  await queue(scene, brief({ title: "Steer" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  const mark = join(scene.dir, "fsmonitor-ran");
+  const res = await review(scene, { FAKE_MARK: mark });
+  assert.equal(res.code, 3, res.stdout + res.stderr);
+  assert.match(res.stderr, /the reviewer changed files that steer git or relay: .*config/);
+  assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
+  // The reviewer's own git calls may have run it; relay's (status, merge) must not have.
+  await Deno.remove(mark).catch(() => {});
+  await scene.relay(["status"]);
+  await scene.relay(["gate"]);
+  assert.equal(await Deno.stat(mark).then(() => true, () => false), false);
+});

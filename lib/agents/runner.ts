@@ -7,6 +7,7 @@
  * When the turn's leader process exits, whatever it left running in its
  * process group is killed: a turn is over when its program is.
  */
+import { stamped } from "../loop/log.ts";
 import { dirname } from "node:path";
 import { childEnv, killGroup, run } from "../proc/run.ts";
 
@@ -409,6 +410,11 @@ interface Progress {
   stop(): void;
 }
 
+/** A "plain" progress line: with the UTC time in front when stderr is a file (cron.log). */
+function plainLine(line: string): void {
+  writeErr(`${stamped(line, Deno.stderr.isTerminal())}\n`);
+}
+
 function makeProgress(
   mode: AgentRunOptions["progress"],
   label: string,
@@ -423,21 +429,21 @@ function makeProgress(
     return {
       started(pid) {
         startedAt = Date.now();
-        writeErr(`relay: ${label} started (pid ${pid})\n`);
+        plainLine(`relay: ${label} started (pid ${pid})`);
         timer = setInterval(() => {
-          writeErr(
+          plainLine(
             `relay: ${label} still running after ${
               formatDuration(Date.now() - startedAt)
-            } (pid ${pid})\n`,
+            } (pid ${pid})`,
           );
         }, HEARTBEAT_MS);
       },
       finished(summary) {
         clearInterval(timer);
-        writeErr(`relay: ${label} finished: ${summary}\n`);
+        plainLine(`relay: ${label} finished: ${summary}`);
       },
       startFailed(why) {
-        writeErr(`relay: ${label} ${why}\n`);
+        plainLine(`relay: ${label} ${why}`);
       },
       stop() {
         clearInterval(timer);

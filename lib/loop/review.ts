@@ -35,6 +35,14 @@ import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge, PrStatus } from "../forge/types.ts";
 import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../gate/gate.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot } from "./worktree.ts";
+import {
+  changedControls,
+  controlFiles,
+  type ControlScope,
+  executorScope,
+  markRemoteLogs,
+  pushesSince,
+} from "./guard.ts";
 import { fixBrief } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext } from "./promote.ts";
@@ -344,7 +352,40 @@ async function runReview(
     await tick.primary.run(["worktree", "add", "--quiet", "--detach", "--", worktree, pr.head]);
     const wt = new Git(worktree);
     const before = await snapshot(wt, tick.primary);
+    // What the executor may not touch, the reviewer may not either: git's control files,
+    // relay's records, the operator profile — and no push through the remote's name.
+    // The run folder is left out: the reviewer may write its verdict there.
+    const { runDir: _own, ...scope }: ControlScope = await executorScope({
+      commonDir: tick.repo.commonDir,
+      gitDir: tick.repo.gitDir,
+      worktree,
+      runDir,
+      profilePath: tick.profile.path,
+    });
+    const controlBefore = await controlFiles(scope);
+    const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
+    const controlAfter = await controlFiles(scope);
+    const steered = changedControls(controlBefore, controlAfter);
+    const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
+    if (steered.length || pushed.length) {
+      return await holdReview(
+        tick,
+        s,
+        runId,
+        [
+          steered.length
+            ? `the reviewer changed files that steer git or relay: ${steered.join(", ")}`
+            : "",
+          pushed.length
+            ? `the reviewer pushed to ${
+              pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
+            }`
+            : "",
+        ].filter((x) => x).join("; ") +
+          " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
+      );
+    }
     const after = await snapshot(wt, tick.primary);
     const changes: string[] = [];
     if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);

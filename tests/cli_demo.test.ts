@@ -1,21 +1,11 @@
 /** `relay demo` (README's "Try it": `deno task demo`) through the real CLI. */
 import assert from "node:assert/strict";
-import { makeScene } from "./helpers/scene.ts";
+import { exists, makeScene } from "./helpers/scene.ts";
 
 function sandboxOf(stdout: string): string {
   const m = /^=== sandbox (\S+) ===$/m.exec(stdout);
   assert.ok(m, stdout);
   return m[1]!;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 Deno.test("relay demo runs the loop end to end, passes its own checks, and removes its sandbox", async () => {

@@ -1,7 +1,7 @@
 /** `relay init` through the real CLI, in a bare product repository (no relay files yet). */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { makeScene, ROOT, type Scene } from "./helpers/scene.ts";
+import { exists, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
 import { renderDefaultRepoConfig } from "../lib/config/repo.ts";
 import { renderDefaultProfile } from "../lib/config/profile.ts";
 
@@ -22,16 +22,6 @@ async function bareScene(): Promise<Scene> {
 
 async function template(name: string): Promise<string> {
   return await Deno.readTextFile(join(ROOT, "relay", name));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 /** Every installed file and the profile, byte for byte. */

@@ -6,16 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import { all, brief, exists, makeScene, type Scene } from "./helpers/scene.ts";
 import { HoldError, InputError, UsageError } from "../lib/errors.ts";
 import { failedTick, lastTick, MESSAGE_MAX } from "../lib/state/last_tick.ts";
 import { stamped, utcStamp } from "../lib/loop/log.ts";
 
 const STAMP = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
-}
 
 function lastPath(scene: Scene, command: "poll" | "review"): string {
   return join(scene.work, ".git", "relay", `last-${command}.json`);
@@ -23,16 +19,6 @@ function lastPath(scene: Scene, command: "poll" | "review"): string {
 
 async function readLast(scene: Scene, command: "poll" | "review") {
   return JSON.parse(await Deno.readTextFile(lastPath(scene, command)));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 async function openTask(scene: Scene, title: string): Promise<void> {

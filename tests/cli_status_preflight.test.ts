@@ -6,11 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
-}
+import { all, brief, makeScene, type Scene } from "./helpers/scene.ts";
 
 /** Queues one brief and promotes it: task 1 is OPEN in the primary tree. */
 async function openTask(scene: Scene, title = "Open me"): Promise<void> {

@@ -6,7 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import {
+  AGENTS,
+  all,
+  brief,
+  countLines,
+  exists,
+  makeScene,
+  type Scene,
+  stateDir,
+} from "./helpers/scene.ts";
 
 const HOLD = 3;
 
@@ -45,9 +54,8 @@ async function setProfile(scene: Scene, argv: string[], timeout: string): Promis
   );
 }
 
-async function launches(countFile: string): Promise<number> {
-  const text = await Deno.readTextFile(countFile).catch(() => "");
-  return text.split("\n").filter((l) => l.startsWith("run ")).length;
+function launches(countFile: string): Promise<number> {
+  return countLines(countFile, "run ");
 }
 
 /** Every ref of the origin, read in the bare repository itself (no fetch needed). */
@@ -66,26 +74,8 @@ async function originFile(scene: Scene, rev: string, path: string): Promise<stri
   return (await scene.git(scene.origin, ["show", `${rev}:${path}`])).stdout;
 }
 
-function stateDir(scene: Scene): string {
-  return join(scene.work, ".git", "relay");
-}
-
 function holdPath(scene: Scene): string {
   return join(stateDir(scene), "hold.json");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
 }
 
 /** Subjects of the commits in `range`, newest first, read in the primary tree. */

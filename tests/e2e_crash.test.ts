@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { STEPS } from "../lib/state/journal.ts";
 import { parseBrief } from "../lib/protocol/brief.ts";
 import { checkReport, parseReport } from "../lib/protocol/report.ts";
-import { brief, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
+import { brief, exists, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
 
 /** Points the tick passes through itself, before and while the agent runs. */
 const FIXED_POINTS = ["after-lock", "after-worktree", "after-prepared", "agent-running"];
@@ -31,16 +31,6 @@ const MAX_BUSY_POLLS = 40;
 
 function relayDir(scene: Scene): string {
   return join(scene.work, ".git", "relay");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 async function listDir(path: string): Promise<string[]> {

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import { all, brief, exists, makeScene, type Scene, stateDir } from "./helpers/scene.ts";
 import { Git } from "../lib/git/git.ts";
 import {
   changedControls,
@@ -36,26 +36,8 @@ async function originRefs(scene: Scene): Promise<Record<string, string>> {
   return refs;
 }
 
-function stateDir(scene: Scene): string {
-  return join(scene.work, ".git", "relay");
-}
-
 async function readHoldFile(scene: Scene): Promise<{ reason: string; next: string }> {
   return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "hold.json")));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
 }
 
 /** Files the pushed task branch changes against origin/main. */

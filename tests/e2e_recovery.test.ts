@@ -6,27 +6,19 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, brief, makeScene, type RelayResult, ROOT, type Scene } from "./helpers/scene.ts";
+import {
+  AGENTS,
+  all,
+  brief,
+  countLines,
+  exists,
+  makeScene,
+  ROOT,
+  type Scene,
+  stateDir,
+} from "./helpers/scene.ts";
 
 const HOLD = 3;
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
-}
-
-function stateDir(scene: Scene): string {
-  return join(scene.work, ".git", "relay");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 async function readJsonFile<T>(path: string): Promise<T> {
   return JSON.parse(await Deno.readTextFile(path)) as T;
@@ -71,9 +63,8 @@ async function setExecutor(scene: Scene, argv: string[], timeout: string): Promi
 }
 
 /** Launches logged by counted.sh. */
-async function launches(countFile: string): Promise<number> {
-  const text = await Deno.readTextFile(countFile).catch(() => "");
-  return text.split("\n").filter((l) => l.startsWith("run ")).length;
+function launches(countFile: string): Promise<number> {
+  return countLines(countFile, "run ");
 }
 
 /** Whether a process exists and is not a zombie. */

@@ -6,25 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { brief, makeScene, type RelayResult, REVIEWERS, type Scene } from "./helpers/scene.ts";
-
-function all(res: RelayResult): string {
-  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
-}
-
-function stateDir(scene: Scene): string {
-  return join(scene.work, ".git", "relay");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+import {
+  all,
+  brief,
+  countLines,
+  exists,
+  makeScene,
+  REVIEWERS,
+  type Scene,
+  stateDir,
+} from "./helpers/scene.ts";
 
 interface ReviewJournalFile {
   runId: string;
@@ -73,9 +64,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Reviewer launches logged by the fake reviewers (`review <pid>` lines). */
-async function launches(countFile: string): Promise<number> {
-  const text = await Deno.readTextFile(countFile).catch(() => "");
-  return text.split("\n").filter((l) => l.startsWith("review ")).length;
+function launches(countFile: string): Promise<number> {
+  return countLines(countFile, "review ");
 }
 
 /** A shipped task 1 whose PR waits for review, with waits.sh as the reviewer (turn limit given). */

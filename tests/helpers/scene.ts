@@ -238,3 +238,30 @@ export async function makeScene(opts: SceneOptions = {}): Promise<Scene> {
   await scene.setAgent(opts.agent ?? "good.sh", "", opts.reviewer ?? "honest.sh");
   return scene;
 }
+
+/** True when a path exists (a missing one is false; other errors are thrown). */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+/** A command's exit code and both streams, for an assertion message. */
+export function all(res: RelayResult): string {
+  return `exit ${res.code}\n--- stdout\n${res.stdout}\n--- stderr\n${res.stderr}`;
+}
+
+/** relay's state folder in the scene's primary clone. */
+export function stateDir(scene: Scene): string {
+  return join(scene.work, ".git", "relay");
+}
+
+/** How many lines of a fake agent's count file start with `prefix` (0 when the file is missing). */
+export async function countLines(file: string, prefix: string): Promise<number> {
+  const text = await Deno.readTextFile(file).catch(() => "");
+  return text.split("\n").filter((l) => l.startsWith(prefix)).length;
+}

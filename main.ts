@@ -30,6 +30,7 @@ function parseGlobal(
   argv: string[],
 ): { ctx: Context; command?: string; args: string[]; help: boolean } {
   let cwd = Deno.cwd();
+  let explicitDir = false;
   let profile: string | undefined;
   let help = false;
   let i = 0;
@@ -38,8 +39,10 @@ function parseGlobal(
     if (arg === "-C" || arg === "--profile") {
       const value = argv[++i];
       if (value === undefined) throw new UsageError(`${arg} needs a value`);
-      if (arg === "-C") cwd = resolve(cwd, value);
-      else profile = resolve(Deno.cwd(), value);
+      if (arg === "-C") {
+        cwd = resolve(cwd, value);
+        explicitDir = true;
+      } else profile = resolve(Deno.cwd(), value);
     } else if (arg.startsWith("--profile=")) {
       profile = resolve(Deno.cwd(), arg.slice("--profile=".length));
     } else if (arg === "-h" || arg === "--help") {
@@ -52,7 +55,7 @@ function parseGlobal(
       break;
     }
   }
-  const ctx: Context = profile === undefined ? { cwd } : { cwd, profile };
+  const ctx: Context = { cwd, explicitDir, ...(profile === undefined ? {} : { profile }) };
   const command = argv[i];
   return command === undefined
     ? { ctx, args: [], help }

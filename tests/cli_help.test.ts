@@ -99,7 +99,10 @@ Deno.test("relay refuses to act on a task worktree or on relay's own source chec
   assert.equal((await scene.relay(["poll"])).code, 0);
   const inWorktree = await scene.relay(["status"], { cwd: join(scene.worktrees, "task-1") });
   assert.equal(inWorktree.code, 2);
-  assert.match(inWorktree.stderr, /is a linked worktree .* relay -C .*\/work /);
+  assert.match(
+    inWorktree.stderr,
+    /is one of relay's task or review worktrees; .* relay -C .*\/work /,
+  );
   const inSource = await scene.relay(["status"], { cwd: ROOT });
   assert.equal(inSource.code, 2);
   assert.match(

@@ -552,3 +552,43 @@ Deno.test("a reviewer that plants a program in .git/config is a HOLD, and relay 
   await scene.relay(["gate"]);
   assert.equal(await Deno.stat(mark).then(() => true, () => false), false);
 });
+
+Deno.test("a PR a person merged before relay's paperwork landed is seen as merged, not as an empty PR", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Quick hands" }));
+  await queue(scene, brief({ title: "After" }));
+  await scene.relay(["promote"]);
+  const killed = await scene.relay(["poll"], { env: { RELAY_FAILPOINT: "after-pr-opened" } });
+  assert.equal(killed.code, 137);
+  const other = join(scene.dir, "other");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+  await scene.git(other, ["merge", "--quiet", "--no-ff", "-m", "merged by hand", "origin/task-1"]);
+  await scene.git(other, ["push", "--quiet", "origin", "main"]);
+  await ship(scene);
+  const res = await review(scene);
+  assert.equal(res.code, 0, res.stdout + res.stderr);
+  assert.match(res.stdout, /promoted task 2/);
+  assert.doesNotMatch(res.stdout + res.stderr, /sent back/);
+});
+
+Deno.test("relay close stops an agent still running on that branch from a killed tick", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Close mid-turn" }));
+  await scene.relay(["promote"]);
+  await ship(scene);
+  await review(scene, { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") });
+  const killed = await scene.relay(["poll"], {
+    env: { RELAY_FAILPOINT: "agent-running", FAKE_SLEEP: "3" },
+  });
+  assert.equal(killed.code, 137);
+  const before = await scene.out(["rev-parse", "task-1"]);
+  const closed = await scene.relay(["close", "1", "--reason", "changed my mind"]);
+  assert.equal(closed.code, 0, closed.stdout + closed.stderr);
+  assert.match(closed.stdout, /stopped the agent of run .* \(pid \d+\)/);
+  await new Promise((r) => setTimeout(r, 4000));
+  assert.equal(
+    await scene.out(["rev-parse", "task-1"]),
+    before,
+    "the stopped agent committed nothing more",
+  );
+});

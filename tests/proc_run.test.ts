@@ -104,8 +104,7 @@ Deno.test("run() throws the timeout CommandError within seconds even when a sets
 
 Deno.test("run() returns what a command printed when it exits while a setsid grandchild holds the pipes", async () => {
   const started = performance.now();
-  // The pause lets the grandchild leave the group first (run() ends what stays in it).
-  const res = await run(["sh", "-c", "setsid sleep 20 & echo pid $!; sleep 0.3; echo started"], {
+  const res = await run(["sh", "-c", "setsid sleep 20 & echo pid $!; echo started"], {
     cwd: "/",
     timeoutMs: 10_000,
   });
@@ -182,14 +181,17 @@ Deno.test("processStartTime() gives a child's start time to within a few seconds
   assert.equal(await processStartTime(2 ** 22 + 12345), null);
 });
 
-Deno.test("run() ends what a command left running in its group, and a timeout keeps the output printed so far", async () => {
+Deno.test("run({endGroup}) ends what a command left running in its group, and a timeout keeps the output printed so far", async () => {
   const marker = `relay-run-${crypto.randomUUID()}`;
-  await run(["sh", "-c", `sleep 300 ${marker} & echo started`], { cwd: Deno.cwd() }).catch(
-    () => {},
-  );
+  // `exec -a` names the sleeping process after the marker, so ps can find it.
+  await run(["bash", "-c", `(exec -a ${marker} sleep 300) & echo started`], {
+    cwd: Deno.cwd(),
+    endGroup: true,
+  })
+    .catch(() => {});
   await new Promise((r) => setTimeout(r, 200));
   const ps = await new Deno.Command("ps", { args: ["-eo", "args"] }).output();
-  assert.doesNotMatch(new TextDecoder().decode(ps.stdout), new RegExp(`sleep 300 ${marker}`));
+  assert.doesNotMatch(new TextDecoder().decode(ps.stdout), new RegExp(marker));
 
   const err = await run(["sh", "-c", "echo 'test 1 ok'; echo 'warning' >&2; sleep 30"], {
     cwd: Deno.cwd(),
@@ -199,4 +201,23 @@ Deno.test("run() ends what a command left running in its group, and a timeout ke
   assert.match(err.message, /timed out/);
   assert.match(err.message, /test 1 ok/);
   assert.match(err.message, /warning/);
+});
+
+Deno.test("run() without endGroup leaves what a command started in its group running (git's credential cache)", async () => {
+  const marker = `relay-keep-${crypto.randomUUID()}`;
+  const res = await run(["bash", "-c", `(exec -a ${marker} sleep 5) & echo pid $!`], {
+    cwd: Deno.cwd(),
+  });
+  const pid = Number(/pid (\d+)/.exec(res.stdout)?.[1]);
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    const ps = await new Deno.Command("ps", { args: ["-eo", "args"] }).output();
+    assert.match(new TextDecoder().decode(ps.stdout), new RegExp(marker));
+  } finally {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 });

@@ -18,9 +18,9 @@ async function isExecutable(path: string): Promise<boolean> {
 
 /** The program's full path, or null when it is not found. */
 export async function findProgram(program: string, pathEnv: string): Promise<string | null> {
-  if (isAbsolute(program) || program.includes("/")) {
-    return (await isExecutable(program)) ? program : null;
-  }
+  if (isAbsolute(program)) return (await isExecutable(program)) ? program : null;
+  // Relative to the folder the agent starts in, which this check does not know: let it be.
+  if (program.includes("/")) return program;
   const exts = Deno.build.os === "windows" ? ["", ".exe", ".cmd", ".bat"] : [""];
   for (const dir of pathEnv.split(delimiter).filter((d) => d !== "")) {
     for (const ext of exts) {

@@ -10,6 +10,8 @@ export interface Context {
   cwd: string;
   /** `--profile`, when given. */
   profile?: string;
+  /** `-C` was given: the folder is what the person asked for, even relay's own checkout. */
+  explicitDir?: boolean;
 }
 
 export function parseCommand<T extends ParseArgsOptionsConfig>(
@@ -48,19 +50,25 @@ export function requireRepo(ctx: Context): RepoPaths {
       `Cannot find a git repository at or above "${ctx.cwd}". Run relay inside one, or pass -C <path>.`,
     );
   }
-  if (repo.gitDir !== repo.commonDir) {
+  if (repo.gitDir !== repo.commonDir && isRelayWorktree(repo.root)) {
     // Task and review worktrees are linked worktrees: their NEXT-STEPS.md is a stale copy.
     const primary = basename(repo.commonDir) === ".git" ? dirname(repo.commonDir) : repo.commonDir;
     throw new UsageError(
-      `"${repo.root}" is a linked worktree (relay's task and review worktrees are); relay runs in the primary checkout: relay -C ${primary} …`,
+      `"${repo.root}" is one of relay's task or review worktrees; relay runs in the loop's own checkout: relay -C ${primary} …`,
     );
   }
-  if (isRelaySource(repo.root)) {
+  if (!ctx.explicitDir && isRelaySource(repo.root)) {
     throw new UsageError(
       `"${repo.root}" is relay's own source checkout, not your project (deno task runs here). Pass -C <your repository>.`,
     );
   }
   return repo;
+}
+
+/** relay's own worktrees: `task-<n>` and `review-…` folders, by default under `<repo>.relay-worktrees/`. */
+function isRelayWorktree(root: string): boolean {
+  return /^(task-\d+|review-.+)$/.test(basename(root)) ||
+    basename(dirname(root)).endsWith(".relay-worktrees");
 }
 
 /** True when `root` is the checkout relay runs from (from source) and relay is not set up in it. */

@@ -58,6 +58,8 @@ async function preflight(
   repo: RepoPaths,
   profileFlag: string | undefined,
   journal: { runId: string; worktree: string; branch: string } | null,
+  /** Something will start an agent: without it, a missing profile blocks nothing yet. */
+  agentsNeeded: boolean,
 ): Promise<Blocker[]> {
   const { loadRepoConfig } = await import("../config/repo.ts");
   const { loadProfile, profilePath } = await import("../config/profile.ts");
@@ -75,7 +77,7 @@ async function preflight(
     });
   }
   try {
-    await loadProfile(profilePath(profileFlag));
+    if (agentsNeeded) await loadProfile(profilePath(profileFlag));
   } catch (err) {
     blockers.push({
       what: "the operator profile cannot be loaded",
@@ -226,7 +228,12 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     attempts = { failed: failedAttempts(record, hash), total: record.attempts.length };
   }
 
-  const blockers = await preflight(repo, ctx.profile, journal);
+  const blockers = await preflight(
+    repo,
+    ctx.profile,
+    journal,
+    journal !== null || brief?.status === "OPEN" || (report !== null && brief?.status === "DONE"),
+  );
   for (const b of blockers) problems.push(b.problem);
   const reviewBlockers = blockers.filter((b) => !b.pollOnly);
   const lastPoll = await readLastTick(repo.commonDir, "poll");

@@ -18,6 +18,7 @@ import { BRIEF_FILE, statePaths } from "../state/paths.ts";
 import { readReview, writeReview } from "../state/reviews.ts";
 import { promoteNext } from "./promote.ts";
 import { abandonRun } from "./abandon.ts";
+import { orphanState, stopOrphan } from "./orphan.ts";
 import { readJournal } from "../state/journal.ts";
 
 export interface CloseResult {
@@ -58,6 +59,14 @@ export async function closeTask(
   // A run on this branch that was held (or interrupted) must not come back and reopen it.
   const journal = await readJournal(state.journal);
   if (journal && journal.branch === branch) {
+    // An agent still running from a killed tick would go on committing to the closed branch.
+    if (journal.step === "agent-started" && journal.agentPid !== undefined) {
+      const orphan = await orphanState(journal);
+      if (orphan.kind === "running" || orphan.kind === "overdue") {
+        await stopOrphan(journal.agentPid);
+        lines.push(`stopped the agent of run ${journal.runId} (pid ${journal.agentPid})`);
+      }
+    }
     await abandonRun(state, journal, `abandoned: ${pr.id} was closed by relay close (${reason})`);
     lines.push(`abandoned run ${journal.runId} on ${branch} (its work stays on the branch)`);
   }

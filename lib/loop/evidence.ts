@@ -43,7 +43,12 @@ export async function runCommand(
   let output: string;
   let timedOut = false;
   try {
-    const res = await run(parseBarCommand(command), { cwd, timeoutMs, allowFail: true });
+    const res = await run(parseBarCommand(command), {
+      cwd,
+      timeoutMs,
+      allowFail: true,
+      endGroup: true,
+    });
     exit = res.code;
     const sep = res.stdout && res.stderr && !res.stdout.endsWith("\n") ? "\n" : "";
     // One trailing newline is the end of the last line, not an empty line of output.

@@ -218,7 +218,8 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     }
     // A program that is not there is the operator's problem, not a failed attempt.
     const probe = buildInvocation("executor", profile.roles.executor, "relay", { isRoot: false });
-    if (probe.kind === "process") {
+    // (With the cap reached only relay's BLOCKED report is left to write: no program needed.)
+    if (probe.kind === "process" && failed < config.attempts) {
       await requireProgram("executor", probe.argv, probe.env, profile.path);
     }
     // One PR in flight at a time: only its own fix brief may work while it waits for review.
@@ -535,6 +536,7 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
     result: outcome,
     head: journal.head!,
     tree: await wt.treeOf(journal.head!),
+    base: journal.originMain,
     detail: `PR ${report.pr || "(none)"}; paperwork ${journal.paperworkCommit}`,
   });
   await archiveJournal(state.journal, state.runs, journal);
@@ -564,7 +566,7 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
  * Carry on from the branch as it is now, when it only moved forward.
  */
 async function adoptFixedBranch(tick: Tick, wt: Git, journal: Journal): Promise<void> {
-  const now = await wt.head();
+  const now = (await wt.resolve(`refs/heads/${journal.branch}`)) ?? "";
   if (now === journal.head) return;
   if (!journal.head || !(await wt.isAncestor(journal.head, now))) {
     throw new HoldError(

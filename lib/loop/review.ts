@@ -29,6 +29,7 @@ import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { readHold, writeHold } from "../state/hold.ts";
+import { readTaskRecord } from "../state/tasks.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";
@@ -168,7 +169,10 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
   if (!pr) return { kind: "idle", message: `idle: no PR for ${brief.branch}` };
 
   // Merged (by relay or by a person): make sure the next brief is promoted, once.
-  if (pr.state === "merged" || (await mergedIntoMain(tick.primary, report.head, s.originMain))) {
+  if (
+    pr.state === "merged" ||
+    (await mergedIntoMain(tick.primary, report.head, s.originMain, tick.state.tasks, report.task))
+  ) {
     if (!record.merged) {
       record.merged = { sha: s.originMain, at: now(), by: "out-of-band" };
       await writeReview(tick.state.reviews, record);
@@ -241,16 +245,23 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
 }
 
 /**
- * Merged means main has the head AND got it after the report: a head that main
- * already had when the executor reported (a branch with no new commit) is an
- * empty PR, which the gate refuses — not a merge to celebrate.
+ * Merged means main has the head, and did not have it when the executor began:
+ * a head main already had then (a branch with no new commit) is an empty PR,
+ * which the gate refuses — not a merge. The executor records that starting
+ * point (origin/main when the attempt began) in its implementation receipt.
  */
-async function mergedIntoMain(git: Git, head: string, originMain: string): Promise<boolean> {
+async function mergedIntoMain(
+  git: Git,
+  head: string,
+  originMain: string,
+  tasksDir: string,
+  reportTask: number,
+): Promise<boolean> {
   if (!(await git.isAncestor(head, originMain))) return false;
-  const paperwork = await git.out(["log", "-1", "--format=%H", originMain, "--", REPORT_FILE]);
-  if (!paperwork) return true;
-  const before = await git.resolve(`${paperwork}^`);
-  return !before || !(await git.isAncestor(head, before));
+  const receipt = (await readTaskRecord(tasksDir, reportTask)).receipts
+    .filter((r) => r.stage === "implementation" && r.head === head && r.base).at(-1);
+  if (!receipt?.base) return true; // no record of the start (another clone): main has it
+  return !(await git.isAncestor(head, receipt.base));
 }
 
 function now(): string {

@@ -17,6 +17,8 @@ export interface RunOptions {
   stdin?: string;
   /** Return non-zero exits instead of throwing. */
   allowFail?: boolean;
+  /** Kill whatever is left in the command's process group once it exits (bar commands). */
+  endGroup?: boolean;
 }
 
 export interface RunResult {
@@ -117,8 +119,9 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-  // What the command left running in its group (a `server &` in a test script) ends with it.
-  killGroup(child.pid);
+  // What a verification command left running in its group (a `server &` in a test script)
+  // ends with it. Not for git: its credential-cache daemon lives in its group on purpose.
+  if (opts.endGroup && Deno.build.os !== "windows") killGroup(child.pid);
   await drain(pumps, readers, feeding);
 
   const result: RunResult = {

@@ -33,6 +33,8 @@ export interface Receipt {
   result: string;
   head?: string;
   tree?: string;
+  /** origin/main when the stage began: what the head was built on. */
+  base?: string;
   detail?: string;
 }
 

@@ -181,7 +181,16 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     }
     return await promoteAfterMerge(tick, `task ${s.task} is merged`);
   }
-  if (pr.state === "closed") return { kind: "idle", message: `idle: ${pr.id} is closed` };
+  if (pr.state === "closed") {
+    // Closed on the forge by a person (relay close records this itself): the task is over,
+    // as with relay close, and the loop moves on instead of idling on it forever.
+    if (!record.closed) {
+      record.closed = { head: pr.head, at: now(), reason: `${pr.id} was closed on the forge` };
+      await writeReview(tick.state.reviews, record);
+      tick.log.step(`task ${s.task}: ${pr.id} was closed outside relay`);
+    }
+    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`);
+  }
   // The executor goes first when it is on this PR's branch (a fix brief) or mid-tick.
   // Another brief opened while this PR is in flight waits for it, so the review goes on.
   const working = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));

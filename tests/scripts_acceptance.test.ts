@@ -1,0 +1,37 @@
+/** The acceptance sessions of issues 2 and 3 (scripts/acceptance/), run as they are: real CLI, real git. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "./helpers/scene.ts";
+
+async function session(name: string) {
+  const out = await new Deno.Command("bash", {
+    args: [join(ROOT, "scripts", "acceptance", name)],
+    cwd: await Deno.makeTempDir({ prefix: "relay-acceptance-cwd-" }),
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: Deno.env.get("HOME") ?? "/tmp",
+      NO_COLOR: "1",
+    },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { code: out.code, text };
+}
+
+Deno.test("acceptance part 1: inbox add, promote and poll by hand give one product-only branch and one paperwork commit", async () => {
+  const res = await session("part1.sh");
+  assert.equal(res.code, 0, res.text);
+  assert.match(res.text, /^ok: one product-only branch task-1, one paperwork-only commit on main/m);
+});
+
+Deno.test("acceptance part 2: three briefs merge until the inbox is empty; a package.json PR is refused", async () => {
+  const res = await session("part2.sh");
+  assert.equal(res.code, 0, res.text);
+  assert.match(res.text, /^ok: only paperwork commits and task merges$/m);
+  assert.match(res.text, /REFUSE +scope +not product code: package\.json/);
+  assert.match(
+    res.text,
+    /^ok: three briefs merged until the inbox was empty; the package.json PR was refused/m,
+  );
+});

@@ -13,6 +13,7 @@ import {
   countLines,
   exists,
   makeScene,
+  originRefs,
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
@@ -56,17 +57,6 @@ async function setProfile(scene: Scene, argv: string[], timeout: string): Promis
 
 function launches(countFile: string): Promise<number> {
   return countLines(countFile, "run ");
-}
-
-/** Every ref of the origin, read in the bare repository itself (no fetch needed). */
-async function originRefs(scene: Scene): Promise<Record<string, string>> {
-  const out = await scene.out(["for-each-ref", "--format=%(refname) %(objectname)"], scene.origin);
-  const refs: Record<string, string> = {};
-  for (const line of out.split("\n").filter((l) => l !== "")) {
-    const [name, sha] = line.split(" ");
-    refs[name!] = sha!;
-  }
-  return refs;
 }
 
 /** A file as committed at `rev` in the origin. */

@@ -8,7 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, brief, exists, makeScene, type Scene, stateDir } from "./helpers/scene.ts";
+import {
+  all,
+  brief,
+  exists,
+  makeScene,
+  originRefs,
+  type Scene,
+  stateDir,
+} from "./helpers/scene.ts";
 import { Git } from "../lib/git/git.ts";
 import {
   changedControls,
@@ -24,16 +32,6 @@ async function openBrief(scene: Scene, task = 1): Promise<void> {
     "NEXT-STEPS.md",
     brief({ status: "OPEN", task, kind: "feature", extraHeader: `Branch: task-${task}` }),
   );
-}
-
-async function originRefs(scene: Scene): Promise<Record<string, string>> {
-  const out = await scene.out(["for-each-ref", "--format=%(refname) %(objectname)"], scene.origin);
-  const refs: Record<string, string> = {};
-  for (const line of out.split("\n").filter((l) => l !== "")) {
-    const [name, sha] = line.split(" ");
-    refs[name!] = sha!;
-  }
-  return refs;
 }
 
 async function readHoldFile(scene: Scene): Promise<{ reason: string; next: string }> {

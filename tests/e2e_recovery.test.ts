@@ -14,6 +14,7 @@ import {
   exists,
   makeScene,
   ROOT,
+  running,
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
@@ -65,17 +66,6 @@ async function setExecutor(scene: Scene, argv: string[], timeout: string): Promi
 /** Launches logged by counted.sh. */
 function launches(countFile: string): Promise<number> {
   return countLines(countFile, "run ");
-}
-
-/** Whether a process exists and is not a zombie. */
-async function running(pid: number): Promise<boolean> {
-  const out = await new Deno.Command("ps", {
-    args: ["-o", "stat=", "-p", String(pid)],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const stat = new TextDecoder().decode(out.stdout).trim();
-  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
 }
 
 /**

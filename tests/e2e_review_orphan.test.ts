@@ -13,6 +13,7 @@ import {
   exists,
   makeScene,
   REVIEWERS,
+  running,
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
@@ -29,17 +30,6 @@ interface ReviewJournalFile {
 interface ReviewFile {
   verdicts: { runId: string; verdict: string }[];
   voids: { runId: string; why: string }[];
-}
-
-/** Whether a process exists and is not a zombie. */
-async function running(pid: number): Promise<boolean> {
-  const out = await new Deno.Command("ps", {
-    args: ["-o", "stat=", "-p", String(pid)],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const stat = new TextDecoder().decode(out.stdout).trim();
-  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
 }
 
 async function waitUntilGone(pid: number, ms: number): Promise<boolean> {

@@ -1,18 +1,8 @@
+import { running } from "./helpers/scene.ts";
 import assert from "node:assert/strict";
 import { CommandError } from "../lib/errors.ts";
 import { DRAIN_MS, run, stopGroup } from "../lib/proc/run.ts";
 import { parseLstart, processStartTime } from "../lib/proc/started.ts";
-
-/** Whether a process with this pid exists (a zombie counts as gone). */
-async function running(pid: number): Promise<boolean> {
-  const out = await new Deno.Command("ps", {
-    args: ["-o", "stat=", "-p", String(pid)],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const stat = new TextDecoder().decode(out.stdout).trim();
-  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
-}
 
 function kill(pid: number | undefined): void {
   if (pid === undefined) return;

@@ -1,3 +1,5 @@
+import type { RepoPaths } from "../git/discover.ts";
+
 /**
  * What a tick says as it goes: one plain line per step, to stderr, so stdout stays for data.
  * Into a file (cron.log) each line carries the time, in UTC; on a terminal it does not.
@@ -23,3 +25,15 @@ export const stderrLog: Log = {
 };
 
 export const silentLog: Log = { step() {} };
+
+/** How an agent turn shows its progress: a redrawn line, plain lines (cron), or nothing. */
+export type Progress = "tty" | "plain" | "quiet";
+
+/** What both ticks (poll and review) are started with. */
+export interface TickOptions {
+  repo: RepoPaths;
+  /** `--profile`, when given; otherwise the env/XDG default applies. */
+  profileFlag?: string;
+  progress: Progress;
+  log: Log;
+}

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { HoldError, InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
+import { currentBranch, operationInProgress } from "../git/discover.ts";
 import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
 import { formatDuration } from "../config/duration.ts";
 import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
@@ -61,7 +61,7 @@ import {
   markRemoteLogs,
   pushesSince,
 } from "./guard.ts";
-import type { Log } from "./log.ts";
+import type { TickOptions } from "./log.ts";
 import type { Evidence } from "../protocol/types.ts";
 
 export type TickResult =
@@ -71,22 +71,13 @@ export type TickResult =
   | { kind: "blocked"; message: string; task: number }
   | { kind: "failed"; message: string; task: number; attempt: number };
 
-export interface PollOptions {
-  repo: RepoPaths;
-  /** `--profile`, when given; otherwise the env/XDG default applies. */
-  profileFlag?: string;
-  progress: "tty" | "plain" | "quiet";
-  log: Log;
-}
+export type PollOptions = TickOptions;
 
-interface Tick {
-  repo: RepoPaths;
+interface Tick extends Omit<TickOptions, "profileFlag"> {
   state: StatePaths;
   primary: Git;
   config: RepoConfig;
   profile: Profile;
-  log: Log;
-  progress: "tty" | "plain" | "quiet";
 }
 
 export async function runPollTick(opts: PollOptions): Promise<TickResult> {

@@ -13,7 +13,6 @@ import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "node:path";
 import { HoldError, InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import type { RepoPaths } from "../git/discover.ts";
 import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
 import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
 import { parseBrief, writeBrief } from "../protocol/brief.ts";
@@ -47,7 +46,7 @@ import {
 import { fixBrief } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext } from "./promote.ts";
-import type { Log } from "./log.ts";
+import type { TickOptions } from "./log.ts";
 
 export type ReviewResult =
   | { kind: "idle"; message: string }
@@ -57,22 +56,14 @@ export type ReviewResult =
   | { kind: "merged"; message: string; task: number; sha: string }
   | { kind: "fix"; message: string; task: number; fixTask: number };
 
-export interface ReviewOptions {
-  repo: RepoPaths;
-  profileFlag?: string;
-  progress: "tty" | "plain" | "quiet";
-  log: Log;
-}
+export type ReviewOptions = TickOptions;
 
-interface Tick {
-  repo: RepoPaths;
+interface Tick extends Omit<TickOptions, "profileFlag"> {
   state: StatePaths;
   primary: Git;
   config: RepoConfig;
   profile: Profile;
   forge: PlannerForge;
-  log: Log;
-  progress: "tty" | "plain" | "quiet";
 }
 
 /** What the tick found on origin/main. */

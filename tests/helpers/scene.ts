@@ -265,3 +265,25 @@ export async function countLines(file: string, prefix: string): Promise<number> 
   const text = await Deno.readTextFile(file).catch(() => "");
   return text.split("\n").filter((l) => l.startsWith(prefix)).length;
 }
+
+/** Every ref of the origin, read in the bare repository itself (no fetch needed). */
+export async function originRefs(scene: Scene): Promise<Record<string, string>> {
+  const out = await scene.out(["for-each-ref", "--format=%(refname) %(objectname)"], scene.origin);
+  const refs: Record<string, string> = {};
+  for (const line of out.split("\n").filter((l) => l !== "")) {
+    const [name, sha] = line.split(" ");
+    refs[name!] = sha!;
+  }
+  return refs;
+}
+
+/** Whether a process with this pid exists (a zombie counts as gone). */
+export async function running(pid: number): Promise<boolean> {
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return out.code === 0 && stat !== "" && !stat.startsWith("Z");
+}

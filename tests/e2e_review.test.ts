@@ -42,6 +42,9 @@ Deno.test("a PASS merges the PR server side and promotes the next brief", async 
   const parents = (await scene.out(["rev-list", "--parents", "-n", "1", "origin/main"])).split(" ");
   assert.equal(parents[2], await scene.out(["rev-parse", "origin/task-1"]));
   assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 2\n/);
+  // The merged task's worktree is gone; its branch stays.
+  assert.doesNotMatch(await scene.out(["worktree", "list"]), /task-1/);
+  assert.equal(await scene.out(["rev-parse", "task-1"]), parents[2]);
   // The planner never commits: the promotion is uncommitted in the primary tree.
   assert.match(await scene.out(["status", "--porcelain"]), /NEXT-STEPS\.md/);
   // The verdict is recorded with the head it judged.

@@ -34,7 +34,7 @@ import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state
 import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge, PrStatus } from "../forge/types.ts";
 import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../gate/gate.ts";
-import { checkWorktreeRoot, defaultWorktreeRoot } from "./worktree.ts";
+import { checkWorktreeRoot, defaultWorktreeRoot, parseWorktreeList } from "./worktree.ts";
 import {
   changedControls,
   controlFiles,
@@ -170,7 +170,7 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
       await tick.forge.noteMerged(pr);
       tick.log.step(`task ${s.task}: ${pr.id} was merged outside relay`);
     }
-    return await promoteAfterMerge(tick, `task ${s.task} is merged`);
+    return await promoteAfterMerge(tick, `task ${s.task} is merged`, pr.branch);
   }
   if (pr.state === "closed") {
     // Closed on the forge by a person (relay close records this itself): the task is over,
@@ -180,7 +180,7 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
       await writeReview(tick.state.reviews, record);
       tick.log.step(`task ${s.task}: ${pr.id} was closed outside relay`);
     }
-    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`);
+    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`, pr.branch);
   }
   // The executor goes first when it is on this PR's branch (a fix brief) or mid-tick.
   // Another brief opened while this PR is in flight waits for it, so the review goes on.
@@ -788,6 +788,7 @@ async function gateAndMerge(
       const after = await promoteAfterMerge(
         tick,
         `task ${s.task} merged (${res.sha.slice(0, 12)})`,
+        pr.branch,
       );
       return { kind: "merged", task: s.task, sha: res.sha, message: after.message };
     }
@@ -835,19 +836,33 @@ async function gateFor(
   }
 }
 
-async function promoteAfterMerge(tick: Tick, done: string): Promise<ReviewResult> {
+async function promoteAfterMerge(tick: Tick, done: string, branch: string): Promise<ReviewResult> {
   // The executor's paperwork commit must not pick up a half-written promotion: share its lock.
   // When a tick holds it, the next review tick promotes (a merged PR always comes back here).
   await using lock = await tryLock(tick.state.pollLock, "promote");
   if (!lock) {
     return { kind: "idle", message: `${done}; promotion waits for the executor's tick to end` };
   }
+  await removeTaskWorktree(tick, branch);
   const res = await promoteNext(tick.repo.root);
   if (res.result === "promoted") {
     tick.log.step(`promoted task ${res.task}: ${res.title}`);
     return { kind: "idle", message: `${done}; promoted task ${res.task} into ${BRIEF_FILE}` };
   }
   return { kind: "idle", message: `${done}; ${res.message}` };
+}
+
+/**
+ * The task is over: its worktree goes, when it is clean (plain `git worktree
+ * remove` refuses anything else, which then stays for a person). The branch and
+ * every commit on it stay.
+ */
+async function removeTaskWorktree(tick: Tick, branch: string): Promise<void> {
+  const list = parseWorktreeList(await tick.primary.out(["worktree", "list", "--porcelain", "-z"]));
+  const wt = list.find((w) => w.branch === branch && w.path !== tick.repo.root);
+  if (!wt) return;
+  const res = await tick.primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
+  if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
 }
 
 /** `relay merge [<task>]`: the gate, then the merge, then promotion — what a PASS does, on demand. */
@@ -913,6 +928,10 @@ export async function runMerge(
   if (!res.merged) return { kind: "waiting", decision, message: `not merged: ${res.why}` };
   record.merged = { sha: res.sha, at: now(), by: "relay" };
   await writeReview(state.reviews, record);
-  const after = await promoteAfterMerge(tick, `merged ${pr.id} as ${res.sha.slice(0, 12)}`);
+  const after = await promoteAfterMerge(
+    tick,
+    `merged ${pr.id} as ${res.sha.slice(0, 12)}`,
+    pr.branch,
+  );
   return { kind: "merged", task: subject.task, sha: res.sha, decision, message: after.message };
 }

@@ -13,21 +13,6 @@ async function readTextOrNull(path: string): Promise<string | null> {
   }
 }
 
-/** Branches with an open plain-git PR record (no forge call: status stays local and quick). */
-async function openPlainPrs(dir: string): Promise<string[]> {
-  const branches: string[] = [];
-  try {
-    for await (const e of Deno.readDir(dir)) {
-      if (!e.name.endsWith(".json")) continue;
-      const r = JSON.parse(await Deno.readTextFile(`${dir}/${e.name}`));
-      if (r?.state === "open" && typeof r.branch === "string") branches.push(r.branch);
-    }
-  } catch {
-    // No records: nothing in flight on the plain forge.
-  }
-  return branches.sort();
-}
-
 /** Something that stops every tick before it does its work. */
 interface Blocker {
   /** Short, for the waiting line: `.relay/config.yaml is invalid`. */
@@ -253,7 +238,10 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       ? `an interrupted tick waits to be finished (${run}), but ${failed}: the next poll tries again`
       : `an interrupted tick will be finished by the next poll (${run})`;
   } else if (brief?.status === "OPEN") {
-    const inFlight = (await openPlainPrs(state.prs)).filter((b) => b !== brief.branch);
+    // Plain-git records only (no forge call: status stays local and quick).
+    const { openPlainPrs } = await import("../forge/plain_executor.ts");
+    const inFlight = (await openPlainPrs(state.prs)).map((r) => r.branch)
+      .filter((b) => b !== brief.branch);
     const failed = lastFailed(lastPoll);
     waiting = blockers.length
       ? blockedLine(`task ${brief.task} is open`, "poll", blockers)

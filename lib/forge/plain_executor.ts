@@ -19,6 +19,22 @@ export interface PlainPrRecord extends PrRef {
   updated: string;
 }
 
+/** The open PR records, by file name; none when the folder does not exist yet. */
+export async function openPlainPrs(prsDir: string): Promise<PlainPrRecord[]> {
+  let names: string[];
+  try {
+    names = await readdir(prsDir);
+  } catch {
+    return [];
+  }
+  const open: PlainPrRecord[] = [];
+  for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
+    const record = await readJson<PlainPrRecord>(join(prsDir, name));
+    if (record?.state === "open") open.push(record);
+  }
+  return open;
+}
+
 export function plainPrPath(prsDir: string, branch: string): string {
   return join(prsDir, `${branch.replaceAll("/", "__")}.json`);
 }
@@ -38,18 +54,11 @@ export class PlainExecutorForge implements ExecutorForge {
   }
 
   async listOpen(): Promise<PrRef[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.prsDir);
-    } catch {
-      return [];
-    }
-    const open: PrRef[] = [];
-    for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
-      const r = await readJson<PlainPrRecord>(join(this.prsDir, name));
-      if (r?.state === "open") open.push({ id: r.id, branch: r.branch, head: r.head });
-    }
-    return open;
+    return (await openPlainPrs(this.prsDir)).map((r) => ({
+      id: r.id,
+      branch: r.branch,
+      head: r.head,
+    }));
   }
 
   async openPr(req: OpenPrRequest): Promise<PrRef> {

@@ -4,14 +4,12 @@
  * force — a push that only lands when main is still the parent it was built
  * on, which is the compare-and-swap. Nothing touches a working tree.
  */
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
 import type { Git } from "../git/git.ts";
 import { HoldError } from "../errors.ts";
 import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
-import { plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
+import { openPlainPrs, plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
 
 function toStatus(r: PlainPrRecord): PrStatus {
@@ -36,18 +34,7 @@ export class PlainPlannerForge implements PlannerForge {
   }
 
   async listOpen(): Promise<PrStatus[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.prsDir);
-    } catch {
-      return [];
-    }
-    const open: PrStatus[] = [];
-    for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
-      const record = await readJson<PlainPrRecord>(join(this.prsDir, name));
-      if (record?.state === "open") open.push(toStatus(record));
-    }
-    return open;
+    return (await openPlainPrs(this.prsDir)).map(toStatus);
   }
 
   async merge(pr: PrStatus, head: string, message: string, gatedBase?: string) {

@@ -125,8 +125,25 @@ export class Git {
     return { ok: res.code === 0, stderr: res.stderr + res.stdout };
   }
 
-  async updateRef(ref: string, sha: string, message: string): Promise<void> {
-    await this.run(["update-ref", "-m", message, "--", ref, sha]);
+  /**
+   * Points `ref` at `sha`. With `expected`, only if the ref is still there ("" = must not
+   * exist yet): a compare-and-swap that fails instead of overwriting a ref someone moved.
+   */
+  async updateRef(ref: string, sha: string, message: string, expected?: string): Promise<void> {
+    await this.run([
+      "update-ref",
+      "-m",
+      message,
+      "--",
+      ref,
+      sha,
+      ...(expected === undefined ? [] : [expected]),
+    ]);
+  }
+
+  /** Deletes `ref`, only if it still points at `expected`. */
+  async deleteRef(ref: string, expected: string): Promise<void> {
+    await this.run(["update-ref", "-d", "--", ref, expected]);
   }
 
   /** True when `ancestor` is reachable from `descendant`. */

@@ -509,34 +509,16 @@ async function voidTurn(
     new Map(text.split("\n").filter((l) => l).map((l) => l.split(" ") as [string, string]));
   const was = parse(before.refs);
   const now = parse(after.refs);
+  const restore = "relay: restore after a void reviewer turn";
   for (const [ref, sha] of now) {
     if (was.get(ref) === sha) continue;
     await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
     const old = was.get(ref);
-    if (old) {
-      await tick.primary.run([
-        "update-ref",
-        "-m",
-        "relay: restore after a void reviewer turn",
-        "--",
-        ref,
-        old,
-        sha,
-      ]);
-    } else await tick.primary.run(["update-ref", "-d", "--", ref, sha]);
+    if (old) await tick.primary.updateRef(ref, old, restore, sha);
+    else await tick.primary.deleteRef(ref, sha);
   }
   for (const [ref, sha] of was) {
-    if (!now.has(ref)) {
-      await tick.primary.run([
-        "update-ref",
-        "-m",
-        "relay: restore after a void reviewer turn",
-        "--",
-        ref,
-        sha,
-        "",
-      ]);
-    }
+    if (!now.has(ref)) await tick.primary.updateRef(ref, sha, restore, "");
   }
   const aside = `${worktree}.void`;
   await Deno.rename(worktree, aside);

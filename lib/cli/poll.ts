@@ -60,23 +60,14 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   }
 
   const { runPollTick } = await import("../loop/poll.ts");
-  const { stderrLog, silentLog, stamped } = await import("../loop/log.ts");
-  const { lastTick, saveLastTick } = await import("../state/last_tick.ts");
-  let result;
-  try {
-    result = await runPollTick({
-      repo,
-      ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
-      progress: values.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
-      log: values.quiet ? silentLog : stderrLog,
-    });
-  } catch (err) {
-    await recordThrown(repo.commonDir, err);
-    throw err;
-  }
-  const code = result.kind === "failed" || result.kind === "blocked" ? 1 : 0;
-  await saveLastTick(repo.commonDir, lastTick("poll", code, result.kind, result.message));
-  if (values.json) printJson({ result: result.kind, ...result });
-  else console.log(stamped(result.message, Deno.stdout.isTerminal()));
-  return code;
+  const { runTick } = await import("./tick.ts");
+  return await runTick({
+    command: "poll",
+    repo,
+    ctx,
+    json: values.json === true,
+    quiet: values.quiet === true,
+    start: runPollTick,
+    exitCode: (r) => r.kind === "failed" || r.kind === "blocked" ? 1 : 0,
+  });
 }

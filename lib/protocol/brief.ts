@@ -16,13 +16,13 @@ import {
   blocksText,
   type FencedBlock,
   isBlank,
+  keyedSections,
   type MdSection,
   normalizeText,
   parseHeaderLine,
   renderFence,
   renderSection,
   scanBlocks,
-  sectionKey,
   splitSections,
   toLines,
 } from "./markdown.ts";
@@ -239,30 +239,12 @@ function readSections(
   file: string,
   fail: Fail,
 ): Body {
-  const seen = new Map<string, number>();
   let goal: string | undefined;
   let doneWhen: string | undefined;
   let bar: string[] | undefined;
   let outOfScope: string | undefined;
   const extra: Section[] = [];
-  for (const section of sections) {
-    const key = sectionKey(section.heading);
-    if (key === "") {
-      throw fail(
-        section.line,
-        'a "## " heading with no name',
-        "name the section or delete the heading",
-      );
-    }
-    const earlier = seen.get(key);
-    if (earlier !== undefined) {
-      throw fail(
-        section.line,
-        `a second "## ${section.heading}" section (the first is on line ${earlier})`,
-        "merge the two sections into one",
-      );
-    }
-    seen.set(key, section.line);
+  for (const { key, section } of keyedSections(sections, fail)) {
     if (key === GOAL) goal = requireText(section, fail);
     else if (key === DONE_WHEN) doneWhen = requireText(section, fail);
     else if (key === BAR) bar = readBar(section, file, fail);

@@ -154,6 +154,40 @@ export function sectionKey(heading: string): string {
   return heading.trim().replace(/\s+/g, " ").toLowerCase();
 }
 
+/** How a parser reports a problem: an error naming the line and the fix. */
+export type Fail = (line: number, problem: string, fix: string) => Error;
+
+/**
+ * The `## ` sections with their keys, in order. A heading with no name and a
+ * second section of the same name are errors, in the brief and the report alike.
+ */
+export function keyedSections(
+  sections: readonly MdSection[],
+  fail: Fail,
+): { key: string; section: MdSection }[] {
+  const seen = new Map<string, number>();
+  return sections.map((section) => {
+    const key = sectionKey(section.heading);
+    if (key === "") {
+      throw fail(
+        section.line,
+        'a "## " heading with no name',
+        "name the section or delete the heading",
+      );
+    }
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      throw fail(
+        section.line,
+        `a second "## ${section.heading}" section (the first is on line ${earlier})`,
+        "merge the two sections into one",
+      );
+    }
+    seen.set(key, section.line);
+    return { key, section };
+  });
+}
+
 /**
  * The markdown text of some blocks: trailing whitespace removed from lines
  * outside fences, fenced blocks as written, leading and trailing blank lines

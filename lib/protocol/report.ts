@@ -22,13 +22,13 @@ import {
   type FencedBlock,
   headerLine,
   isBlank,
+  keyedSections,
   type MdSection,
   normalizeText,
   parseHeaderLine,
   renderFence,
   renderSection,
   scanBlocks,
-  sectionKey,
   splitSections,
   stripCodeSpan,
   toLines,
@@ -145,26 +145,8 @@ export function parseReport(text: string, file: string): Report {
 }
 
 function readSections(report: Report, sections: readonly MdSection[], fail: Fail): void {
-  const seen = new Map<string, number>();
   const extra: Section[] = [];
-  for (const section of sections) {
-    const key = sectionKey(section.heading);
-    if (key === "") {
-      throw fail(
-        section.line,
-        'a "## " heading with no name',
-        "name the section or delete the heading",
-      );
-    }
-    const earlier = seen.get(key);
-    if (earlier !== undefined) {
-      throw fail(
-        section.line,
-        `a second "## ${section.heading}" section (the first is on line ${earlier})`,
-        "merge the two sections into one",
-      );
-    }
-    seen.set(key, section.line);
+  for (const { key, section } of keyedSections(sections, fail)) {
     switch (key) {
       case "what shipped":
         report.whatShipped = blocksText(section.blocks);

@@ -22,7 +22,7 @@ import { executorPrompt } from "../agents/prompt.ts";
 import { runAgent } from "../agents/runner.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
 import { runDemoAgent } from "../agents/demo.ts";
-import { tryLock } from "../state/lock.ts";
+import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import {
   anchorRef,
   BRIEF_FILE,
@@ -195,16 +195,37 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     );
   }
 
+  // One PR in flight at a time: only its own fix brief may work while it waits for review.
+  // Asked before the review lock: while a PR is in flight the review may hold that lock
+  // for a whole reviewer turn, and this brief has nothing to do until the PR is settled.
+  const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
+    !(brief.kind === "fix" && pr.branch === brief.branch)
+  );
+  if (inFlight.length) {
+    return {
+      kind: "busy",
+      message: `waiting: ${
+        inFlight.map((p) => p.id).join(", ")
+      } is in flight; task ${brief.task} starts once the reviewer merges it or sends it back`,
+    };
+  }
+
   // The review tick writes relay's records (verdicts, PR records) that the turn's guard
   // compares. Hold its lock while preparing: a review running now finishes first, and one
-  // starting later finds the journal and does nothing until the attempt is over.
+  // starting later finds the journal and does nothing until the attempt is over. Cron
+  // starts both ticks at the same second, so a review that is only fetching or finding
+  // nothing to do is waited for rather than costing this brief its minute.
   let journal: Journal;
   {
-    await using reviewLock = await tryLock(state.reviewLock, "poll");
+    await using reviewLock = await waitLock(state.reviewLock, "poll", {
+      waitMs: LOCK_WAIT_MS,
+    });
     if (!reviewLock) {
       return {
         kind: "busy",
-        message: `waiting: relay review is running; task ${brief.task} starts after it`,
+        message: `waiting: relay ${
+          (await lockHolder(state.reviewLock))?.command ?? "review"
+        } is still running after ${LOCK_WAIT_MS / 1000}s; task ${brief.task} starts after it`,
       };
     }
     // A program that is not there is the operator's problem, not a failed attempt.
@@ -212,18 +233,6 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
     // (With the cap reached only relay's BLOCKED report is left to write: no program needed.)
     if (probe.kind === "process" && failed < config.attempts) {
       await requireProgram("executor", probe.argv, probe.env, profile.path);
-    }
-    // One PR in flight at a time: only its own fix brief may work while it waits for review.
-    const inFlight = (await executorForge(tick).listOpen()).filter((pr) =>
-      !(brief.kind === "fix" && pr.branch === brief.branch)
-    );
-    if (inFlight.length) {
-      return {
-        kind: "busy",
-        message: `waiting: ${
-          inFlight.map((p) => p.id).join(", ")
-        } is in flight; task ${brief.task} starts once the reviewer merges it or sends it back`,
-      };
     }
 
     await primary.fetch(config.remote);

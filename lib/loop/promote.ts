@@ -51,6 +51,20 @@ export async function promoteNext(root: string): Promise<PromoteResult> {
 }
 
 /**
+ * Why promoting now would change nothing (a brief is open, or the inbox is
+ * empty), or null when it would promote. Reads files only; takes no lock.
+ */
+export async function promotionIdle(root: string): Promise<string | null> {
+  const current = await Deno.readTextFile(join(root, BRIEF_FILE)).catch(() => null);
+  if (current !== null && readStatus(current) === "OPEN") {
+    const task = /^\s*task:\s*(\d+)\s*$/im.exec(current)?.[1] ?? "?";
+    return `not promoting: task ${task} is still open in ${BRIEF_FILE}`;
+  }
+  if ((await listInbox(root)).length === 0) return "nothing to promote: the inbox is empty";
+  return null;
+}
+
+/**
  * Puts an OPEN brief in NEXT-STEPS.md back into the inbox (Status: QUEUED),
  * so the planner can write a fix brief there without losing it. Returns the
  * inbox file, or null when NEXT-STEPS.md holds no open brief.

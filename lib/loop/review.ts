@@ -25,7 +25,7 @@ import { requireProgram } from "../agents/which.ts";
 import { reviewerPrompt } from "../agents/prompt.ts";
 import { runAgent } from "../agents/runner.ts";
 import { runDemoReviewer } from "../agents/demo_reviewer.ts";
-import { tryLock } from "../state/lock.ts";
+import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { readHold, writeHold } from "../state/hold.ts";
 import { readTaskRecord } from "../state/tasks.ts";
@@ -45,7 +45,7 @@ import {
 } from "./guard.ts";
 import { fixBrief } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
-import { demoteOpenBrief, promoteNext } from "./promote.ts";
+import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
 import type { TickOptions } from "./log.ts";
 
 export type ReviewResult =
@@ -77,8 +77,23 @@ interface Subject {
 
 export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> {
   const state = statePaths(opts.repo.commonDir);
-  await using lock = await tryLock(state.reviewLock, "review");
-  if (!lock) return { kind: "busy", message: "busy: another relay review is running" };
+  // A poll preparing an attempt (or a person's merge or close) holds this lock for moments:
+  // wait for it. Another review holds it for a whole reviewer turn: that one is not stacked.
+  await using lock = await waitLock(state.reviewLock, "review", {
+    waitMs: LOCK_WAIT_MS,
+    waitFor: (holder) => holder.command !== "review",
+  });
+  if (!lock) {
+    const holder = await lockHolder(state.reviewLock);
+    return {
+      kind: "busy",
+      message: holder?.command === "review"
+        ? "busy: another relay review is running"
+        : `busy: relay ${holder?.command ?? "poll"} held the review lock for ${
+          LOCK_WAIT_MS / 1000
+        }s; the next tick reviews`,
+    };
+  }
 
   const hold = await readHold(state.hold);
   if (hold) throw new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next);
@@ -818,10 +833,25 @@ async function gateFor(
   }
 }
 
+/** Shorter than LOCK_WAIT_MS: a poll waiting for this tick's lock must not wait for it in turn. */
+const PROMOTE_WAIT_MS = 15_000;
+
 async function promoteAfterMerge(tick: Tick, done: string, branch: string): Promise<ReviewResult> {
+  // Every review tick comes back here while the report on main is for a merged task: the
+  // loop's resting state. Take the poll lock only when there is something to do, so a
+  // poll that fires at the same second never waits for a review that has nothing to say.
+  const idle = await promotionIdle(tick.repo.root);
+  if (idle !== null && !(await taskWorktree(tick, branch))) {
+    return { kind: "idle", message: `${done}; ${idle}` };
+  }
   // The executor's paperwork commit must not pick up a half-written promotion: share its lock.
   // When a tick holds it, the next review tick promotes (a merged PR always comes back here).
-  await using lock = await tryLock(tick.state.pollLock, "promote");
+  // A poll that is only looking (no attempt journaled) is waited for; one running an
+  // agent turn is not, and the next review tick promotes.
+  const attempt = (await readTextOrNull(tick.state.journal)) !== null;
+  await using lock = attempt
+    ? await tryLock(tick.state.pollLock, "promote")
+    : await waitLock(tick.state.pollLock, "promote", { waitMs: PROMOTE_WAIT_MS });
   if (!lock) {
     return { kind: "idle", message: `${done}; promotion waits for the executor's tick to end` };
   }
@@ -840,11 +870,16 @@ async function promoteAfterMerge(tick: Tick, done: string, branch: string): Prom
  * every commit on it stay.
  */
 async function removeTaskWorktree(tick: Tick, branch: string): Promise<void> {
-  const list = parseWorktreeList(await tick.primary.out(["worktree", "list", "--porcelain", "-z"]));
-  const wt = list.find((w) => w.branch === branch && w.path !== tick.repo.root);
+  const wt = await taskWorktree(tick, branch);
   if (!wt) return;
   const res = await tick.primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
   if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
+}
+
+/** The worktree relay made for `branch`, if it is still there. */
+async function taskWorktree(tick: Tick, branch: string): Promise<{ path: string } | undefined> {
+  const list = parseWorktreeList(await tick.primary.out(["worktree", "list", "--porcelain", "-z"]));
+  return list.find((w) => w.branch === branch && w.path !== tick.repo.root);
 }
 
 /** `relay merge [<task>]`: the gate, then the merge, then promotion — what a PASS does, on demand. */

@@ -20,6 +20,12 @@ export interface LockInfo {
   command: string;
 }
 
+/**
+ * How long a tick waits for the other tick's lock. Under a minute, so a tick
+ * that gives up still leaves its place to the next cron minute.
+ */
+export const LOCK_WAIT_MS = 45_000;
+
 export interface HeldLock extends AsyncDisposable {
   path: string;
   release(): Promise<void>;
@@ -68,6 +74,38 @@ export async function tryLock(path: string, command: string): Promise<HeldLock |
     throw err;
   }
   return { path, release, [Symbol.asyncDispose]: release };
+}
+
+/**
+ * Takes the lock at `path`, waiting up to `waitMs` for a holder that is only
+ * passing through. Both cron lines fire at the same second: a tick that finds
+ * the other one fetching, or deciding it has nothing to do, waits the moment
+ * that takes instead of giving up its minute. `waitFor` sees the current
+ * holder's record and says whether it is worth waiting for (a holder that runs
+ * an agent for an hour is not); without a record (the holder is still writing
+ * it), it is asked again on the next try. Returns null when the wait ran out
+ * or the holder is not worth waiting for.
+ */
+export async function waitLock(
+  path: string,
+  command: string,
+  opts: { waitMs: number; waitFor?: (holder: LockInfo) => boolean; everyMs?: number },
+): Promise<HeldLock | null> {
+  const deadline = Date.now() + opts.waitMs;
+  const every = opts.everyMs ?? 100;
+  for (;;) {
+    const lock = await tryLock(path, command);
+    if (lock) return lock;
+    if (Date.now() >= deadline) return null;
+    const holder = await readInfo(path);
+    if (holder && opts.waitFor && !opts.waitFor(holder)) return null;
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
+}
+
+/** The last holder record written beside the lock (null when none or unreadable). */
+export function lockHolder(path: string): Promise<LockInfo | null> {
+  return readInfo(path);
 }
 
 /**

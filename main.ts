@@ -4,7 +4,7 @@
  * classes to exit codes in one place.
  */
 import { resolve } from "node:path";
-import { CommandError, Exit, HoldError, InputError, UsageError } from "./lib/errors.ts";
+import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "./lib/errors.ts";
 import { HELP } from "./lib/cli/help.ts";
 import type { Context } from "./lib/cli/args.ts";
 
@@ -99,6 +99,10 @@ function report(err: unknown): number {
   if (err instanceof HoldError) {
     say(`relay: HOLD: ${err.message}\n  next: ${err.next}`);
     return Exit.hold;
+  }
+  if (err instanceof RetryError) {
+    say(`relay: not yet: ${err.message}; the next tick tries again`);
+    return Exit.failure;
   }
   if (err instanceof CommandError) {
     say(`relay: error: ${err.message}`);

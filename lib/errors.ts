@@ -67,6 +67,15 @@ export class HoldError extends Error {
   }
 }
 
+/**
+ * Something did not happen this tick for a reason that passes by itself: a
+ * remote that could not be reached, a push that lost a race with another. The
+ * journal keeps the step, and the next tick does it again. Exit 1, never a HOLD.
+ */
+export class RetryError extends Error {
+  override name = "RetryError";
+}
+
 /** A subprocess could not start, was killed, or exited non-zero unexpectedly. Exit 1. */
 export class CommandError extends Error {
   override name = "CommandError";

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { HoldError } from "../lib/errors.ts";
-import { branchPushHold, classifyPush, describePush } from "../lib/git/push_outcome.ts";
+import {
+  branchPushHold,
+  classifyPush,
+  describePush,
+  isTransient,
+} from "../lib/git/push_outcome.ts";
 
 // Output as `git push --porcelain` gives it (stdout and stderr together), git 2.39.
 const FETCH_FIRST = [
@@ -61,10 +66,10 @@ Deno.test("classifyPush() calls any other [rejected] reason a refusal, not a rac
   assert.equal(classifyPush(false, out).kind, "refused");
 });
 
-Deno.test("classifyPush() calls a push with no ref status (exit 128) a failure quoting git", () => {
+Deno.test("classifyPush() calls a remote that is not there for the moment unreachable, quoting git", () => {
   const outcome = classifyPush(false, NO_REMOTE);
   assert.deepEqual(outcome, {
-    kind: "failed",
+    kind: "unreachable",
     detail: [
       "fatal: '/nonexistent' does not appear to be a git repository",
       "fatal: Could not read from remote repository.",
@@ -72,17 +77,66 @@ Deno.test("classifyPush() calls a push with no ref status (exit 128) a failure q
       "and the repository exists.",
     ],
   });
-  assert.match(describePush(outcome), /^git push failed: "fatal: '\/nonexistent' does not/);
+  assert.ok(isTransient(outcome));
+  assert.match(describePush(outcome), /^the remote could not be reached: "fatal: '\/nonexistent'/);
+  for (
+    const text of [
+      "fatal: unable to access 'https://example.invalid/x.git/': Could not resolve host: example.invalid",
+      "ssh: connect to host example.invalid port 22: Connection refused\nfatal: Could not read from remote repository.",
+      "error: RPC failed; HTTP 502 curl 22 The requested URL returned error: 502",
+      "fatal: the remote end hung up unexpectedly",
+      "timed out after 120s: git push --porcelain -- origin HEAD:refs/heads/main",
+    ]
+  ) {
+    assert.equal(classifyPush(false, text).kind, "unreachable", text);
+  }
+});
+
+Deno.test("classifyPush() calls missing credentials or access a failure for a person, never a blip", () => {
+  for (
+    const text of [
+      "git@example.invalid: Permission denied (publickey).\nfatal: Could not read from remote repository.",
+      "remote: Invalid username or password.\nfatal: Authentication failed for 'https://example.invalid/x.git/'",
+      "fatal: could not read Username for 'https://example.invalid': terminal prompts disabled",
+      "remote: Repository not found.\nfatal: repository 'https://example.invalid/x.git/' not found",
+      "fatal: unable to access 'https://example.invalid/x.git/': The requested URL returned error: 403",
+    ]
+  ) {
+    const outcome = classifyPush(false, text);
+    assert.equal(outcome.kind, "failed", text);
+    assert.ok(!isTransient(outcome));
+  }
   assert.deepEqual(classifyPush(false, ""), {
     kind: "failed",
     detail: ["git push failed without a message"],
   });
 });
 
+Deno.test("classifyPush() calls a ref-lock race on the remote a race (two pushes at once), not a refusal", () => {
+  // What git 2.39 answers when another push moved main between the remote's check and its update.
+  const raced = [
+    "remote: error: cannot lock ref 'refs/heads/main': is at 140e665e but expected 053d65a6        ",
+    "To /tmp/o.git",
+    "!\tHEAD:refs/heads/main\t[remote rejected] (failed to update ref)",
+    "Done",
+    "error: failed to push some refs to '/tmp/o.git'",
+  ].join("\n");
+  const outcome = classifyPush(false, raced);
+  assert.equal(outcome.kind, "raced");
+  assert.ok(isTransient(outcome));
+  assert.match(describePush(outcome), /another push moved the ref while this one landed/);
+  // A hook that declines with the same status is still a refusal.
+  const declined = raced.replace(
+    "error: cannot lock ref",
+    "pre-receive hook declined: cannot lock ref",
+  );
+  assert.equal(classifyPush(false, declined).kind, "refused");
+});
+
 Deno.test("branchPushHold() blames someone else's push only for a race", () => {
   const behind = classifyPush(false, FETCH_FIRST);
   const refused = classifyPush(false, HOOK);
-  assert.ok(behind.kind !== "ok" && refused.kind !== "ok");
+  assert.ok(behind.kind === "behind" && refused.kind === "refused");
   const race = branchPushHold(behind, "origin", "task-1", "/wt");
   assert.ok(race instanceof HoldError);
   assert.match(race.message, /^Cannot push "task-1" to "origin": the remote refused/);

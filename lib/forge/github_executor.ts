@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Git } from "../git/git.ts";
-import { branchPushHold, classifyPush } from "../git/push_outcome.ts";
+import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
 import { checkBranch, Gh, GH_TIMEOUT_MS, ghPr, listRelayOpen, PR_FIELDS } from "./gh.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
@@ -30,6 +30,9 @@ export class GitHubExecutorForge implements ExecutorForge {
   async pushBranch(branch: string, head: string): Promise<void> {
     const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
     const outcome = classifyPush(res.ok, res.stderr);
+    if (outcome.kind === "raced" || outcome.kind === "unreachable") {
+      throw pushRetry(outcome, `"${branch}" to "${this.remote}"`);
+    }
     if (outcome.kind !== "ok") throw branchPushHold(outcome, this.remote, branch, this.git.cwd);
   }
 

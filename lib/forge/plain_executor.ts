@@ -6,7 +6,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
-import { branchPushHold, classifyPush } from "../git/push_outcome.ts";
+import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
@@ -50,6 +50,9 @@ export class PlainExecutorForge implements ExecutorForge {
   async pushBranch(branch: string, head: string): Promise<void> {
     const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
     const outcome = classifyPush(res.ok, res.stderr);
+    if (outcome.kind === "raced" || outcome.kind === "unreachable") {
+      throw pushRetry(outcome, `"${branch}" to "${this.remote}"`);
+    }
     if (outcome.kind !== "ok") throw branchPushHold(outcome, this.remote, branch, this.git.cwd);
   }
 

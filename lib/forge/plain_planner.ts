@@ -73,10 +73,14 @@ export class PlainPlannerForge implements PlannerForge {
         await this.setState(pr.branch, "merged", head);
         return { merged: true as const, sha };
       }
-      // Only a race (main moved) is worth another try; a remote that refuses the merge
+      // A race (main moved before or while the push landed) is worth another try, and an
+      // unreachable remote is the next tick's to retry; a remote that refuses the merge
       // (protected branch, hook, credentials) will refuse it every minute: a person decides.
       const outcome = classifyPush(false, push.stderr);
-      if (outcome.kind !== "behind") {
+      if (outcome.kind === "unreachable") {
+        return { merged: false as const, why: describePush(outcome) };
+      }
+      if (outcome.kind === "refused" || outcome.kind === "failed") {
         const ref = `${this.main}`;
         throw new HoldError(
           `Cannot merge ${pr.id}: pushing the merge to ${this.remote}/${this.main} failed: ${

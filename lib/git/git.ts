@@ -3,6 +3,7 @@
  * an argv array in that folder; none depends on the process's cwd. Network
  * verbs (fetch, push, ls-remote) always carry a timeout.
  */
+import { CommandError } from "../errors.ts";
 import { run, type RunResult } from "../proc/run.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
@@ -46,6 +47,11 @@ export const SAFE_CONFIG: readonly string[] = [
 ];
 
 export const NETWORK_TIMEOUT_MS = 120_000;
+
+/** How often a fetch that lost a ref-lock race to another fetch is tried. */
+const FETCH_TRIES = 5;
+/** What git says when another process holds a ref it is about to write. */
+export const REF_LOCK_RACE = /cannot lock ref|Unable to create '[^']*\.lock': File exists/i;
 
 export interface GitOptions {
   allowFail?: boolean;
@@ -110,19 +116,44 @@ export class Git {
     return res.code === 0 ? res.stdout.trim() : null;
   }
 
+  /**
+   * Fetches `remote`. Both ticks fetch in the same clone, often in the same second: git
+   * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
+   * is a race, not a failure — wait a moment and fetch again.
+   */
   async fetch(remote: string): Promise<void> {
-    await this.run(["fetch", "--quiet", "--prune", "--no-tags", "--", remote], {
-      timeoutMs: this.networkTimeoutMs,
-    });
+    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
+    for (let attempt = 1;; attempt++) {
+      const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true });
+      if (res.code === 0) return;
+      if (attempt >= FETCH_TRIES || !REF_LOCK_RACE.test(res.stderr)) {
+        throw new CommandError(
+          ["git", ...SAFE_CONFIG, ...args],
+          this.cwd,
+          res.code,
+          res.stderr || res.stdout,
+          `exited ${res.code}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 150 * attempt));
+    }
   }
 
   /** Pushes `src:dst` without force. Returns false when the remote rejected it (not a fast-forward). */
   async push(remote: string, src: string, dst: string): Promise<{ ok: boolean; stderr: string }> {
-    const res = await this.run(["push", "--porcelain", "--", remote, `${src}:${dst}`], {
-      allowFail: true,
-      timeoutMs: this.networkTimeoutMs,
-    });
-    return { ok: res.code === 0, stderr: res.stderr + res.stdout };
+    try {
+      const res = await this.run(["push", "--porcelain", "--", remote, `${src}:${dst}`], {
+        allowFail: true,
+        timeoutMs: this.networkTimeoutMs,
+      });
+      return { ok: res.code === 0, stderr: res.stderr + res.stdout };
+    } catch (err) {
+      // A push that hangs is cut off at the network timeout: the remote did not answer.
+      if (err instanceof CommandError && err.code === null) {
+        return { ok: false, stderr: `${err.message}\n${err.stderr}` };
+      }
+      throw err;
+    }
   }
 
   /**

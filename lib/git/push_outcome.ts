@@ -1,21 +1,39 @@
 /**
- * What a failed `git push --porcelain` means. Only a ref the remote turned
- * down as not a fast-forward ("[rejected] (fetch first)" or
- * "(non-fast-forward)") is a race that a fetch can settle; a refusal by the
- * remote itself ("[remote rejected]": a protected branch, a pre-receive hook)
- * or a push that never got that far (authentication, network, exit 128)
- * needs a person.
+ * What a failed `git push --porcelain` means, and so who deals with it.
+ *
+ * - A race the next try settles: the remote's ref moved first ("[rejected]
+ *   (fetch first)" / "(non-fast-forward)": `behind`), or moved while the push
+ *   was landing ("[remote rejected] (failed to update ref)" with "cannot lock
+ *   ref … is at X but expected Y": `raced`).
+ * - A blip: the remote could not be reached (DNS, refused connection, time-out,
+ *   a path that is not there for the moment, a 5xx): `unreachable`. The next
+ *   tick tries again from a fresh fetch.
+ * - Only what a person must address is a HOLD: a refusal by the remote itself
+ *   (a protected branch, a pre-receive hook's message: `refused`) and a push
+ *   that never got that far for want of access (`failed`: credentials, keys,
+ *   permissions, or git saying something relay does not recognise).
  */
-import { HoldError } from "../errors.ts";
+import { HoldError, RetryError } from "../errors.ts";
 
 export type PushOutcome =
   | { kind: "ok" }
   /** The remote has commits the pushed ref lacks. */
   | { kind: "behind"; status: string }
+  /** The ref moved on the remote while this push was landing (two pushes at once). */
+  | { kind: "raced"; status: string; remote: string[] }
+  /** The remote could not be reached; nothing says it would refuse. */
+  | { kind: "unreachable"; detail: string[] }
   /** The remote turned the ref down for its own reasons. */
   | { kind: "refused"; status: string; remote: string[] }
-  /** No ref status at all: git could not push (auth, network, no such remote). */
+  /** No ref status at all, for a reason a person must look at (access, credentials). */
   | { kind: "failed"; detail: string[] };
+
+/** Outcomes the next try settles by itself: never a HOLD. */
+export function isTransient(
+  outcome: PushOutcome,
+): outcome is Extract<PushOutcome, { kind: "behind" | "raced" | "unreachable" }> {
+  return outcome.kind === "behind" || outcome.kind === "raced" || outcome.kind === "unreachable";
+}
 
 /** A porcelain ref line: `<flag>\t<from>:<to>\t<summary>`. */
 const REF_LINE = /^([ +\-*=!])\t([^\t]*)\t(.*)$/;
@@ -37,13 +55,61 @@ export function classifyPush(ok: boolean, output: string): PushOutcome {
   if (refused) {
     const status = refused[3]!.trim();
     if (BEHIND.test(status)) return { kind: "behind", status };
+    if (RACED.test(status) && remote.every((l) => !/declined|denied|protected/i.test(l))) {
+      return { kind: "raced", status, remote };
+    }
     return { kind: "refused", status, remote };
   }
   const detail = lines
     .filter((l) => l.trim() !== "" && !REF_LINE.test(l) && !/^(To |Done$|hint:)/.test(l))
     .slice(0, 6);
+  const text = lines.join("\n");
+  if (!NO_ACCESS.test(text) && UNREACHABLE.test(text)) return { kind: "unreachable", detail };
   return { kind: "failed", detail: detail.length ? detail : ["git push failed without a message"] };
 }
+
+/** The remote's ref moved between its check and its update: another push landed first. */
+const RACED = /^\[remote rejected\] \((failed to update ref|failed to lock|cannot lock ref.*)\)$/;
+
+/** A person must grant or fix access: never read as a blip, whatever else git says. */
+const NO_ACCESS = new RegExp(
+  [
+    "Authentication failed",
+    "Permission denied",
+    "could not read (Username|Password)",
+    "terminal prompts disabled",
+    "Host key verification failed",
+    "returned error: 40[13]",
+    "Repository not found",
+    "access denied",
+    "invalid credentials",
+  ].join("|"),
+  "i",
+);
+
+/** The remote was not there for the moment: the network, its host, or its path. */
+const UNREACHABLE = new RegExp(
+  [
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Connection refused",
+    "Connection timed out",
+    "Connection reset",
+    "Operation timed out",
+    "timed out after",
+    "Network is unreachable",
+    "No route to host",
+    "Failed to connect",
+    "Couldn't connect",
+    "remote end hung up unexpectedly",
+    "early EOF",
+    "returned error: 5\\d\\d",
+    "RPC failed",
+    "does not appear to be a git repository",
+    "Temporary failure in name resolution",
+  ].join("|"),
+  "i",
+);
 
 /** One line for a HOLD reason: the ref status and what the remote said, quoted. */
 export function describePush(outcome: PushOutcome): string {
@@ -52,6 +118,12 @@ export function describePush(outcome: PushOutcome): string {
       return "pushed";
     case "behind":
       return `the remote refused an update that is not a fast-forward: ${outcome.status}`;
+    case "raced":
+      return `another push moved the ref while this one landed: ${outcome.status}${
+        outcome.remote.length ? `; the remote said: "${outcome.remote.join(" ")}"` : ""
+      }`;
+    case "unreachable":
+      return `the remote could not be reached: "${outcome.detail.join(" ")}"`;
     case "refused":
       return `the remote refused it: ${outcome.status}${
         outcome.remote.length ? `; the remote said: "${outcome.remote.join(" ")}"` : ""
@@ -73,7 +145,7 @@ export function failureAdvice(remote: string, ref: string, cwd: string): string 
 
 /** The HOLD for a task branch the remote did not take, worded by why. */
 export function branchPushHold(
-  outcome: Exclude<PushOutcome, { kind: "ok" }>,
+  outcome: Extract<PushOutcome, { kind: "behind" | "refused" | "failed" }>,
   remote: string,
   branch: string,
   cwd: string,
@@ -90,4 +162,12 @@ export function branchPushHold(
     case "failed":
       return new HoldError(reason, failureAdvice(remote, branch, cwd));
   }
+}
+
+/** A push that did not land for a reason the next tick settles by itself. */
+export function pushRetry(
+  outcome: Extract<PushOutcome, { kind: "raced" | "unreachable" | "behind" }>,
+  what: string,
+): RetryError {
+  return new RetryError(`Cannot push ${what} yet: ${describePush(outcome)}`);
 }

@@ -6,7 +6,14 @@
 import { join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
-import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
+import {
+  classifyPush,
+  describePush,
+  failureAdvice,
+  type PushOutcome,
+  pushRetry,
+  refusalAdvice,
+} from "../git/push_outcome.ts";
 import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
 import type { Log } from "./log.ts";
 
@@ -84,11 +91,13 @@ async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
 }
 
 /**
- * Pushes main. A push the remote turned down as not a fast-forward (someone
- * pushed to main meanwhile) is retried after a fetch and a rebase of the
- * local paperwork-only commits onto the remote's main — never forced. Any
- * other refusal (a protected branch, a pre-receive hook) or failure (auth,
- * network) is a HOLD that quotes git and the remote.
+ * Pushes main. A push that lost a race — the remote's main moved first (not
+ * a fast-forward) or moved while this push landed (a ref-lock race) — is
+ * retried after a fetch and a rebase of the local paperwork-only commits onto
+ * the remote's main, never forced. A remote that cannot be reached is left to
+ * the next tick (RetryError: the commit waits on local main and the journal
+ * keeps the step). Only a refusal a person must address (a protected branch,
+ * a hook's message, credentials) is a HOLD, quoting git and the remote.
  */
 export async function pushMain(
   primary: Git,
@@ -96,47 +105,64 @@ export async function pushMain(
   main: string,
   log: Log,
 ): Promise<void> {
+  const waits =
+    `The paperwork commit waits on local ${main} in ${primary.cwd}; nothing was forced.`;
+  let last: PushOutcome | null = null;
   for (let attempt = 1; attempt <= 3; attempt++) {
     const res = await primary.push(remote, "HEAD", `refs/heads/${main}`);
     const outcome = classifyPush(res.ok, res.stderr);
     if (outcome.kind === "ok") return;
-    if (outcome.kind !== "behind") {
-      const waits =
-        `The paperwork commit waits on local ${main} in ${primary.cwd}; nothing was forced.`;
+    last = outcome;
+    if (outcome.kind === "unreachable") {
+      throw pushRetry(outcome, `the paperwork commit to "${remote}/${main}"`);
+    }
+    if (outcome.kind === "refused" || outcome.kind === "failed") {
       throw new HoldError(
         `Cannot push the paperwork commit to "${remote}/${main}": ${describePush(outcome)}`,
         `${
           outcome.kind === "refused"
             ? refusalAdvice(remote, main)
             : failureAdvice(remote, main, primary.cwd)
-        } ${waits}`,
+        } ${waits} Once it can push, run "relay resume".`,
       );
     }
     log.step(
-      `push of ${main} rejected (${outcome.status}, attempt ${attempt}); fetching and rebasing the paperwork commit`,
+      `push of ${main} did not land (${outcome.status}, attempt ${attempt}); fetching and rebasing the paperwork commit`,
     );
-    await primary.fetch(remote);
-    const origin = `refs/remotes/${remote}/${main}`;
-    if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
-      throw new HoldError(
-        `Cannot push "${main}": local ${main} has commits that are not paperwork and ${remote} moved`,
-        `Look at "git log ${origin}..${main}" in the primary tree; relay only rebases its own paperwork commits. Move the other commits to a branch.`,
-      );
-    }
-    const rebase = await primary.run(["rebase", "--autostash", "--quiet", origin], {
-      allowFail: true,
-    });
-    if (rebase.code !== 0) {
-      await primary.run(["rebase", "--abort"], { allowFail: true });
-      throw new HoldError(
-        `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
-          rebase.stderr.trim().split("\n")[0] ?? "conflict"
-        }`,
-        `Someone changed the protocol files on ${remote}/${main}. In the primary tree (${primary.cwd}), rebase ${main} onto ${remote}/${main} by hand, resolving NEXT-STEPS.md and COWORK-STATUS.md, and push it.`,
-      );
-    }
+    await rebasePaperwork(primary, remote, main);
   }
-  throw new Error(
-    `Cannot push "${main}" to "${remote}" after 3 tries; the next tick will try again`,
+  throw pushRetry(
+    last as Extract<PushOutcome, { kind: "behind" | "raced" }>,
+    `the paperwork commit to "${remote}/${main}" (it kept moving)`,
   );
+}
+
+/**
+ * Puts local main's paperwork commits on top of the remote's main. A person
+ * who edited the protocol files on main meanwhile keeps the edit in history;
+ * where both changed the same lines, relay's paperwork wins (`-X theirs`: in a
+ * rebase, "theirs" is the commit being replayed — relay's).
+ */
+async function rebasePaperwork(primary: Git, remote: string, main: string): Promise<void> {
+  await primary.fetch(remote);
+  const origin = `refs/remotes/${remote}/${main}`;
+  if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
+    throw new HoldError(
+      `Cannot push "${main}": local ${main} has commits that are not paperwork and ${remote} moved`,
+      `Look at "git log ${origin}..${main}" in ${primary.cwd}; relay only rebases its own paperwork commits. Move the other commits to a branch (git branch keep-mine ${main}), then put ${main} back on ${remote}/${main} without them, and run "relay resume".`,
+    );
+  }
+  const rebase = await primary.run(
+    ["rebase", "--autostash", "--quiet", "-X", "theirs", origin],
+    { allowFail: true },
+  );
+  if (rebase.code !== 0) {
+    await primary.run(["rebase", "--abort"], { allowFail: true });
+    throw new HoldError(
+      `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
+        rebase.stderr.trim().split("\n")[0] ?? "conflict"
+      }`,
+      `Someone changed the protocol files on ${remote}/${main} in a way git cannot replay (a file deleted on one side and changed on the other). In ${primary.cwd}, run "git rebase ${remote}/${main}", resolve NEXT-STEPS.md and COWORK-STATUS.md (keep relay's version for the task it just finished), "git rebase --continue", then "relay resume": the next tick pushes it.`,
+    );
+  }
 }

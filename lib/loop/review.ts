@@ -23,7 +23,7 @@ import { formatVerdict, parseVerdict, type Verdict } from "../protocol/verdict.t
 import { buildInvocation } from "../agents/presets.ts";
 import { requireProgram } from "../agents/which.ts";
 import { reviewerPrompt } from "../agents/prompt.ts";
-import { runAgent } from "../agents/runner.ts";
+import { runAgent, timedOutText } from "../agents/runner.ts";
 import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
@@ -621,7 +621,7 @@ async function dispatchReviewer(
     if (res.timedOut) {
       return {
         text: "",
-        problem: `the reviewer timed out after ${Math.round(res.durationMs / 1000)}s`,
+        problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
       };
     }
     if (res.exitCode !== 0) {

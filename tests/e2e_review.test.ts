@@ -96,6 +96,7 @@ Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then i
   assert.match(fix, /^Branch: task-1$/m);
   assert.match(fix, /^Kind: fix$/m);
   assert.match(fix, /^Fixes: 1$/m);
+  assert.match(fix, /^Title: Fix task 1: Needs a fix$/m);
   assert.match(fix, /\[blocker\] fails: the reviewer wants a second look/);
   const firstHead = await scene.out(["rev-parse", "origin/task-1"]);
 
@@ -115,7 +116,11 @@ Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then i
 
   const merged = await review(scene, { FAKE_FAIL_ONCE: failOnce });
   assert.equal(merged.code, 0, merged.stdout + merged.stderr);
-  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  // The merge is the task's, under its own title, not the fix brief's "Fix task 1: …".
+  assert.equal(
+    (await originMainSubjects(scene))[0],
+    "Merge task-1: Needs a fix (task 1, reviewed by relay)",
+  );
 });
 
 Deno.test("a PR that touches package.json is refused with the file named, and never merged", async () => {
@@ -281,7 +286,11 @@ Deno.test("a reviewer void once is dispatched again and its second verdict count
   await ship(scene);
   const res = await review(scene, { FAKE_STATE: join(scene.dir, "edited") });
   assert.equal(res.code, 0, res.stdout + res.stderr);
-  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  // The merge is the task's, under its own title, not the fix brief's "Fix task 1: …".
+  assert.equal(
+    (await originMainSubjects(scene))[0],
+    "Merge task-1: Needs a fix (task 1, reviewed by relay)",
+  );
 });
 
 Deno.test("a reviewer that prints no verdict is asked twice, then HOLD — never a pass", async () => {
@@ -304,7 +313,11 @@ Deno.test("a verdict written to $RELAY_VERDICT wins over stdout", async () => {
   await ship(scene);
   const res = await review(scene);
   assert.equal(res.code, 0, res.stdout + res.stderr);
-  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  // The merge is the task's, under its own title, not the fix brief's "Fix task 1: …".
+  assert.equal(
+    (await originMainSubjects(scene))[0],
+    "Merge task-1: Needs a fix (task 1, reviewed by relay)",
+  );
 });
 
 Deno.test("a lying reviewer cannot merge work whose own evidence fails", async () => {

@@ -43,7 +43,7 @@ import {
   markRemoteLogs,
   pushesSince,
 } from "./guard.ts";
-import { fixBrief } from "./fix_brief.ts";
+import { fixBrief, taskTitle } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext } from "./promote.ts";
 import type { TickOptions } from "./log.ts";
@@ -681,6 +681,11 @@ async function sendBack(
   };
 }
 
+/** A merge is the task's: its own title, not the "Fix task <n>: …" of a fix brief in flight. */
+function mergeSubject(branch: string, brief: Brief, task: number): string {
+  return `Merge ${branch}: ${taskTitle(brief)} (task ${task}, reviewed by relay)`;
+}
+
 async function gateAndMerge(
   tick: Tick,
   s: Subject,
@@ -755,7 +760,7 @@ async function gateAndMerge(
       const res = await tick.forge.merge(
         pr,
         pr.head,
-        `Merge ${pr.branch}: ${s.brief.title} (task ${s.task}, reviewed by relay)`,
+        mergeSubject(pr.branch, s.brief, s.task),
         decision.base,
       );
       if (!res.merged) {
@@ -904,7 +909,7 @@ export async function runMerge(
   const res = await tick.forge.merge(
     pr,
     pr.head,
-    `Merge ${pr.branch}: ${subject.brief.title} (task ${subject.task}, reviewed by relay)`,
+    mergeSubject(pr.branch, subject.brief, subject.task),
     decision.base,
   );
   if (!res.merged) return { kind: "waiting", decision, message: `not merged: ${res.why}` };

@@ -183,9 +183,10 @@ Deno.test("processStartTime() gives a child's start time to within a few seconds
     const started = await processStartTime(child.pid);
     const after = Date.now();
     assert.ok(started !== null);
-    // ps prints whole seconds (and rounds its own clock reading): allow one on either side.
+    // ps prints whole seconds computed from the boot time and clock ticks, so it can be off by
+    // a second or two either way; `before`..`after` brackets the spawn however slow the machine.
     assert.ok(
-      started.getTime() >= before - 1_000 && started.getTime() <= after + 1_000,
+      started.getTime() >= before - 3_000 && started.getTime() <= after + 3_000,
       `${started.toISOString()} is not within ${new Date(before).toISOString()}..${
         new Date(after).toISOString()
       }`,

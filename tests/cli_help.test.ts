@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { brief, makeScene, ROOT } from "./helpers/scene.ts";
 import { HELP, VERSION } from "../lib/cli/help.ts";
+import { profilePath } from "../lib/config/profile.ts";
 
 /** The commands main.ts dispatches: the `name: async () => …` rows of its COMMANDS table. */
 const COMMANDS = [
@@ -109,4 +110,39 @@ Deno.test("relay refuses to act on a task worktree or on relay's own source chec
     inSource.stderr,
     /relay's own source checkout, not your project .* Pass -C <your repository>/,
   );
+});
+
+Deno.test("relay --help names every place the profile is looked for, in profilePath()'s order", () => {
+  const env = (vars: Record<string, string>) => ({ get: (name: string) => vars[name] });
+  const all = { RELAY_PROFILE: "/p.yaml", XDG_CONFIG_HOME: "/x", HOME: "/h" };
+  assert.equal(profilePath("/f.yaml", env(all)), "/f.yaml");
+  assert.equal(profilePath(undefined, env(all)), "/p.yaml");
+  assert.equal(profilePath(undefined, env({ ...all, RELAY_PROFILE: "" })), "/x/relay/profile.yaml");
+  assert.equal(profilePath(undefined, env({ HOME: "/h" })), "/h/.config/relay/profile.yaml");
+  const places = [
+    "--profile <file>",
+    "$RELAY_PROFILE",
+    "$XDG_CONFIG_HOME/relay/profile.yaml",
+    "~/.config/relay/profile.yaml",
+  ].map((place) => [place, HELP.relay!.indexOf(place)] as const);
+  for (const [place, at] of places) assert.ok(at >= 0, `relay --help does not name ${place}`);
+  const found = places.map(([, at]) => at);
+  assert.deepEqual(found, [...found].sort((a, b) => a - b), "out of order");
+});
+
+Deno.test("init --help counts the crontab lines relay init prints; demo --help says it reviews and merges", async () => {
+  await using scene = await makeScene({ bare: true });
+  await Deno.remove(scene.profile);
+  const res = await scene.relay(["init"]);
+  assert.equal(res.code, 0, res.stderr);
+  const lines = res.stdout.split("\n").filter((l) => /^(PATH=|\* \* \* \* \* )/.test(l));
+  const words = ["none", "one", "two", "three", "four", "five"];
+  assert.match(
+    HELP.init!,
+    new RegExp(`prints the ${words[lines.length]} crontab lines`),
+    res.stdout,
+  );
+  assert.match(HELP.init!, /\(PATH, the poll tick\s+and the review tick\)/);
+  assert.match(HELP.demo!, /runs promote, then poll and review for\s+each brief/);
+  assert.match(HELP.demo!, /the gate, the merge/);
 });

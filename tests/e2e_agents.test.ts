@@ -320,15 +320,17 @@ Deno.test("an agent that hangs is stopped at the turn limit, its work kept, and 
   const poll = await scene.relay(["poll"], { env });
   const elapsed = performance.now() - started;
   assert.equal(poll.code, 1, all(poll));
-  assert.match(poll.stdout, /attempt 1\/2 failed: the agent timed out after 1s/);
-  assert.ok(elapsed < 8_000, `the tick took ${Math.round(elapsed)}ms`);
+  assert.match(poll.stdout, /attempt 1\/2 failed: the agent timed out: limit 1s, ran \d+s/);
+  // Far below hang.sh's `sleep 300` (so a tick that waits for the agent still fails) and far above
+  // what a busy machine needs for one tick.
+  assert.ok(elapsed < 120_000, `the tick took ${Math.round(elapsed)}ms`);
   assert.match(poll.stderr, /starting the executor .*-task1-a1, timeout 1s\n/);
   assert.equal(await launches(countFile), 1);
 
   // The partial work is committed on the local branch (and anchored), never pushed.
   assert.match(
     await scene.out(["log", "-1", "--format=%s", "task-1"]),
-    /^WIP: Task #1 attempt 1 \(the agent timed out after 1s.*\) \[relay\]$/,
+    /^WIP: Task #1 attempt 1 \(the agent timed out: limit 1s, ran \d+s.*\) \[relay\]$/,
   );
   assert.deepEqual(await filesOf(scene, "task-1"), ["src/partial-1.txt"]);
   const anchors = await scene.out([

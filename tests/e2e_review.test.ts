@@ -21,6 +21,24 @@ async function review(scene: Scene, env: Record<string, string> = {}) {
   return await scene.relay(["review"], { env });
 }
 
+/** Waits until no process (zombies aside) is left in process group `pgid`; false after `ms`. */
+async function groupGone(pgid: number, ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until;) {
+    const out = await new Deno.Command("ps", {
+      args: ["-e", "-o", "pgid=,stat="],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const alive = new TextDecoder().decode(out.stdout).split("\n").some((line) => {
+      const [group, stat] = line.trim().split(/\s+/);
+      return Number(group) === pgid && stat !== undefined && !stat.startsWith("Z");
+    });
+    if (!alive) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
 async function originMainSubjects(scene: Scene): Promise<string[]> {
   await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
   return (await scene.out(["log", "--format=%s", "origin/main"])).split("\n");
@@ -78,6 +96,7 @@ Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then i
   assert.match(fix, /^Branch: task-1$/m);
   assert.match(fix, /^Kind: fix$/m);
   assert.match(fix, /^Fixes: 1$/m);
+  assert.match(fix, /^Title: Fix task 1: Needs a fix$/m);
   assert.match(fix, /\[blocker\] fails: the reviewer wants a second look/);
   const firstHead = await scene.out(["rev-parse", "origin/task-1"]);
 
@@ -97,7 +116,11 @@ Deno.test("a FAIL writes a fix brief; the executor fixes the same branch; then i
 
   const merged = await review(scene, { FAKE_FAIL_ONCE: failOnce });
   assert.equal(merged.code, 0, merged.stdout + merged.stderr);
-  assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
+  // The merge is the task's, under its own title, not the fix brief's "Fix task 1: …".
+  assert.equal(
+    (await originMainSubjects(scene))[0],
+    "Merge task-1: Needs a fix (task 1, reviewed by relay)",
+  );
 });
 
 Deno.test("a PR that touches package.json is refused with the file named, and never merged", async () => {
@@ -587,8 +610,11 @@ Deno.test("relay close stops an agent still running on that branch from a killed
   const before = await scene.out(["rev-parse", "task-1"]);
   const closed = await scene.relay(["close", "1", "--reason", "changed my mind"]);
   assert.equal(closed.code, 0, closed.stdout + closed.stderr);
-  assert.match(closed.stdout, /stopped the agent of run .* \(pid \d+\)/);
-  await new Promise((r) => setTimeout(r, 4000));
+  const pid = Number(closed.stdout.match(/stopped the agent of run .* \(pid (\d+)\)/)?.[1]);
+  assert.ok(pid > 0, closed.stdout);
+  // Wait for a state, not a time: once no process of the agent's group is left, nothing can commit.
+  // An agent relay failed to stop would end by itself in about 3 s, after its commit.
+  assert.ok(await groupGone(pid, 60_000), `the agent's process group ${pid} is still running`);
   assert.equal(
     await scene.out(["rev-parse", "task-1"]),
     before,

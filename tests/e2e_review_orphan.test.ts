@@ -205,3 +205,17 @@ Deno.test("a reviewer turn that ends normally leaves no review journal behind", 
   assert.equal(await exists(join(stateDir(scene), "review-journal.json")), false);
   assert.deepEqual((await readReviewRecord(scene)).voids, []);
 });
+
+Deno.test("a reviewer turn cut off at its turn limit is void, and the reason names the limit", async () => {
+  await using scene = await shippedScene("1s");
+  const count = join(scene.dir, "reviews.log");
+  // The first launch waits for a file that never comes, so the 1 s limit cuts it off.
+  const res = await scene.relay(["review"], {
+    env: { FAKE_REVIEW_COUNT: count, FAKE_GO: join(scene.dir, "never") },
+  });
+  // The second turn reviews at once (merge), unless a busy machine cuts it off too (a HOLD).
+  assert.ok(res.code === 0 || res.code === 3, all(res));
+  assert.match(res.stderr, /gave no valid verdict: the reviewer timed out: limit 1s, ran \d+s\n/);
+  const record = await readReviewRecord(scene);
+  assert.match(record.voids[0]?.why ?? "", /^invalid verdict: the reviewer timed out: limit 1s/);
+});

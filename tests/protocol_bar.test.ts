@@ -82,6 +82,20 @@ for (const [line, found] of refused) {
   });
 }
 
+Deno.test("a command list is refused with one command per line as the first fix, a script second", () => {
+  for (const line of ["deno lint && deno test", "make; make test"]) {
+    const problem = barCommandProblem(line);
+    assert.ok(problem, line);
+    assert.match(
+      problem.fix,
+      /^write each command on its own line of the bar \(relay runs every line, in order, and each must pass\); that is better than a script, which is product code the agent can edit\. If they must run as one, put it in a script file \(e\.g\. scripts\/check\.sh\)/,
+    );
+  }
+  // Not a list of commands that must all pass: a script stays the advice.
+  assert.match(barCommandProblem("make || true")?.fix ?? "", /^put it in a script file/);
+  assert.match(barCommandProblem("deno test | tee out")?.fix ?? "", /^put it in a script file/);
+});
+
 Deno.test("parseBarCommand() suggests a script file for a pipeline", () => {
   assert.throws(
     () => parseBarCommand("deno test 2>&1 | grep ok"),

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "./helpers/scene.ts";
+import { probeTool } from "./helpers/tools.ts";
 
 async function session(name: string) {
   const out = await new Deno.Command("bash", {
@@ -19,10 +20,22 @@ async function session(name: string) {
   return { code: out.code, text };
 }
 
-Deno.test("acceptance part 1: inbox add, promote and poll by hand give one product-only branch and one paperwork commit", async () => {
-  const res = await session("part1.sh");
-  assert.equal(res.code, 0, res.text);
-  assert.match(res.text, /^ok: one product-only branch task-1, one paperwork-only commit on main/m);
+// Part 1's product is a small Python app and its bar runs python3, which README's machine (Node/npm
+// and git) need not have: there the session shows as ignored.
+const python3 = await probeTool("python3");
+
+Deno.test({
+  name:
+    "acceptance part 1: inbox add, promote and poll by hand give one product-only branch and one paperwork commit",
+  ignore: python3 === null,
+  async fn() {
+    const res = await session("part1.sh");
+    assert.equal(res.code, 0, res.text);
+    assert.match(
+      res.text,
+      /^ok: one product-only branch task-1, one paperwork-only commit on main/m,
+    );
+  },
 });
 
 Deno.test("acceptance part 2: three briefs merge until the inbox is empty; a package.json PR is refused", async () => {

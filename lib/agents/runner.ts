@@ -10,6 +10,8 @@
 import { stamped } from "../loop/log.ts";
 import { dirname } from "node:path";
 import { childEnv, killGroup, run } from "../proc/run.ts";
+// As limits are written in the profile ("4s", "1m30s").
+import { formatDuration as configDuration } from "../config/duration.ts";
 
 export interface AgentRunOptions {
   argv: string[];
@@ -199,6 +201,16 @@ export function procState(stat: string): string | undefined {
   const close = stat.lastIndexOf(")");
   if (close < 0) return undefined;
   return stat.slice(close + 1).trim().split(/\s+/)[0];
+}
+
+/**
+ * "timed out: limit 4s, ran 14s": the limit is what a person sets and looks for; the run time also
+ * counts the SIGTERM grace, cleanup, or (for an orphan) the minutes until a later tick stopped it.
+ */
+export function timedOutText(limitMs: number | undefined, ranMs: number): string {
+  const ran = configDuration(Math.max(0, ranMs));
+  if (limitMs === undefined || !Number.isFinite(limitMs)) return `timed out after ${ran}`;
+  return `timed out: limit ${configDuration(limitMs)}, ran ${ran}`;
 }
 
 /** "1m02s" */

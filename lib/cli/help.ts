@@ -4,7 +4,8 @@ export const VERSION = "0.1.0";
 
 const GLOBAL = `Global options:
   -C <path>          act on the repository at <path> (as git -C does)
-  --profile <file>   operator profile (default: $RELAY_PROFILE, then $XDG_CONFIG_HOME/relay/profile.yaml)
+  --profile <file>   operator profile (default: $RELAY_PROFILE, else $XDG_CONFIG_HOME/relay/profile.yaml,
+                     else ~/.config/relay/profile.yaml)
   -h, --help         show help`;
 
 export const HELP: Record<string, string> = {
@@ -33,8 +34,9 @@ ${GLOBAL}`,
 
 Writes .relay/config.yaml, .relay/inbox/, REVIEWER.md, and CLAUDE.md / AGENTS.md
 (each only when absent; nothing is overwritten), creates the operator profile
-when it does not exist, and prints the crontab line. Nothing is committed:
-review the files, then commit and push them yourself.
+when it does not exist, and prints the three crontab lines (PATH, the poll tick
+and the review tick). Nothing is committed: review the files, then commit and
+push them yourself.
 
 Options:
   --web-root   the repository root is served as a website: git-exclude CLAUDE.md and AGENTS.md`,
@@ -93,8 +95,9 @@ pushed is finished by the next tick.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued
-briefs, the demo agent), runs promote and poll, and shows each step and the
-resulting git history.
+briefs, the demo executor and reviewer), runs promote, then poll and review for
+each brief (the reviewer's verdict, the gate, the merge and the next promotion),
+shows each step and the resulting git history, and checks that history.
 
 Options:
   --keep   leave the sandbox on disk and print its path`,

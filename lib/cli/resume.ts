@@ -11,7 +11,7 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
   parseCommand("resume", args, {}, { min: 0, max: 0 });
   const repo = requireRepo(ctx);
   const state = statePaths(repo.commonDir);
-  const { clearHold, formatHold, readHold, resumeKeepsRun } = await import("../state/hold.ts");
+  const { clearHold, readHold, resumeKeepsRun } = await import("../state/hold.ts");
   const { readJournal } = await import("../state/journal.ts");
   const { tryLock } = await import("../state/lock.ts");
   await using lock = await tryLock(state.pollLock, "resume");
@@ -39,7 +39,9 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
     outcome = `run ${journal.runId} was not the held run; the next poll carries on with it`;
   }
   await clearHold(state.hold);
-  console.log(`cleared: ${formatHold(hold).split("\n")[0]}`);
+  // The whole reason, every line of it (a gate or git message often has several); the HOLD's
+  // "next:" is left out: that is what the person has just done.
+  console.log(`cleared: HOLD on task ${hold.task} (since ${hold.at}): ${hold.reason}`);
   if (outcome) console.log(outcome);
   return 0;
 }

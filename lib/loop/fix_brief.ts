@@ -8,6 +8,14 @@ import type { Finding } from "../state/reviews.ts";
 
 const FIXED = "- Every blocker and major finding above is fixed, and the report says how.";
 
+/** A fix brief's title is "Fix task <n>: <the task's own title>". */
+const FIX_PREFIX = /^Fix task \d+: /;
+
+/** The task's own title: a fix brief's without its "Fix task <n>: " prefix (merge commits use it). */
+export function taskTitle(brief: Brief): string {
+  return brief.kind === "fix" ? brief.title.replace(FIX_PREFIX, "") : brief.title;
+}
+
 export function fixBrief(opts: {
   task: number;
   original: Brief;
@@ -21,7 +29,7 @@ export function fixBrief(opts: {
   return {
     status: "OPEN",
     task: opts.task,
-    title: `Fix task ${opts.originalTask}: ${original.title.replace(/^Fix task \d+: /, "")}`,
+    title: `Fix task ${opts.originalTask}: ${original.title.replace(FIX_PREFIX, "")}`,
     branch: original.branch,
     kind: "fix",
     fixes: opts.originalTask,

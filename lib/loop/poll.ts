@@ -19,7 +19,7 @@ import type { Brief, Report } from "../protocol/types.ts";
 import { buildInvocation } from "../agents/presets.ts";
 import { requireProgram } from "../agents/which.ts";
 import { executorPrompt } from "../agents/prompt.ts";
-import { runAgent } from "../agents/runner.ts";
+import { runAgent, timedOutText } from "../agents/runner.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
 import { runDemoAgent } from "../agents/demo.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
@@ -855,13 +855,19 @@ async function readAgentReport(runDir: string, brief: Brief): Promise<AgentRepor
   return { report, problem: null };
 }
 
+/** The turn limit the journal recorded at launch (the orphan path has no other record of it). */
+function turnLimitMs(journal: Journal): number | undefined {
+  if (!journal.agentStarted || !journal.agentDeadline) return undefined;
+  return Date.parse(journal.agentDeadline) - Date.parse(journal.agentStarted);
+}
+
 /** Decides what the agent's turn amounts to: SHIPPED, BLOCKED (by the agent) or FAILED. */
 function judgeTurn(journal: Journal, agentReport: AgentReport): void {
   const agent = journal.agent;
   const why: string[] = [];
   if (agent?.startError) why.push(`the agent could not start: ${agent.startError}`);
   else if (agent?.timedOut) {
-    why.push(`the agent timed out after ${Math.round(agent.durationMs / 1000)}s`);
+    why.push(`the agent ${timedOutText(turnLimitMs(journal), agent.durationMs)}`);
   } else if (agent && !agent.interrupted && agent.exitCode !== 0) {
     why.push(`the agent exited ${agent.exitCode ?? `by ${agent.signal}`}`);
   }

@@ -23,7 +23,7 @@ import { formatVerdict, parseVerdict, type Verdict } from "../protocol/verdict.t
 import { buildInvocation } from "../agents/presets.ts";
 import { requireProgram } from "../agents/which.ts";
 import { reviewerPrompt } from "../agents/prompt.ts";
-import { runAgent } from "../agents/runner.ts";
+import { runAgent, timedOutText } from "../agents/runner.ts";
 import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
@@ -43,7 +43,7 @@ import {
   markRemoteLogs,
   pushesSince,
 } from "./guard.ts";
-import { fixBrief } from "./fix_brief.ts";
+import { fixBrief, taskTitle } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
 import type { TickOptions } from "./log.ts";
@@ -636,7 +636,7 @@ async function dispatchReviewer(
     if (res.timedOut) {
       return {
         text: "",
-        problem: `the reviewer timed out after ${Math.round(res.durationMs / 1000)}s`,
+        problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
       };
     }
     if (res.exitCode !== 0) {
@@ -694,6 +694,11 @@ async function sendBack(
     message:
       `task ${s.task}: sent back — fix brief ${task} is open in ${BRIEF_FILE} (round ${record.fixes.length}/${tick.config.fixRounds})`,
   };
+}
+
+/** A merge is the task's: its own title, not the "Fix task <n>: …" of a fix brief in flight. */
+function mergeSubject(branch: string, brief: Brief, task: number): string {
+  return `Merge ${branch}: ${taskTitle(brief)} (task ${task}, reviewed by relay)`;
 }
 
 async function gateAndMerge(
@@ -770,7 +775,7 @@ async function gateAndMerge(
       const res = await tick.forge.merge(
         pr,
         pr.head,
-        `Merge ${pr.branch}: ${s.brief.title} (task ${s.task}, reviewed by relay)`,
+        mergeSubject(pr.branch, s.brief, s.task),
         decision.base,
       );
       if (!res.merged) {
@@ -939,7 +944,7 @@ export async function runMerge(
   const res = await tick.forge.merge(
     pr,
     pr.head,
-    `Merge ${pr.branch}: ${subject.brief.title} (task ${subject.task}, reviewed by relay)`,
+    mergeSubject(pr.branch, subject.brief, subject.task),
     decision.base,
   );
   if (!res.merged) return { kind: "waiting", decision, message: `not merged: ${res.why}` };

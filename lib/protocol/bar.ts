@@ -15,6 +15,14 @@ const SCRIPT =
   "put it in a script file (e.g. scripts/check.sh) and list `sh scripts/check.sh` in the bar";
 
 /**
+ * For a command list: separate lines come first, because a script is product code the executor
+ * can edit, while the bar's lines are fixed by the brief.
+ */
+const SPLIT = "write each command on its own line of the bar (relay runs every line, in order, " +
+  "and each must pass); that is better than a script, which is product code the agent can edit. " +
+  `If they must run as one, ${SCRIPT}`;
+
+/**
  * Splits a bar command into argv: whitespace-separated words, single quotes
  * literal, double quotes with `\"`, `\\`, `\$` and `` \` `` escapes, backslash
  * escapes outside quotes. Throws a plain Error (problem and fix) when the
@@ -90,7 +98,9 @@ function tokenize(line: string): { argv: string[] } | BarProblem {
     }
     const special = outsideQuotes(line, i, wordStart);
     if (special !== undefined) {
-      const fix = special.literal === undefined
+      const fix = special.split
+        ? SPLIT
+        : special.literal === undefined
         ? SCRIPT
         : `quote it ('${special.literal}') if it is meant literally, or ${SCRIPT}`;
       return refuse(special.what, fix);
@@ -107,16 +117,18 @@ function outsideQuotes(
   line: string,
   i: number,
   wordStart: boolean,
-): { what: string; literal?: string } | undefined {
+): { what: string; literal?: string; split?: true } | undefined {
   const c = line.charAt(i);
   const next = line.charAt(i + 1);
   switch (c) {
     case "|":
       return { what: next === "|" ? '"||" (a command list)' : '"|" (a pipe)' };
     case ";":
-      return { what: '";" (a command list)' };
+      return { what: '";" (a command list)', split: true };
     case "&":
-      return { what: next === "&" ? '"&&" (a command list)' : '"&" (a background job)' };
+      return next === "&"
+        ? { what: '"&&" (a command list)', split: true }
+        : { what: '"&" (a background job)' };
     case ">":
     case "<":
       return { what: `"${c}" (a redirection)` };

@@ -42,7 +42,16 @@ import {
   executorScope,
   markRemoteLogs,
   pushesSince,
+  worktreeGitDir,
 } from "./guard.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  markTurn,
+  turnCommits,
+  type TurnMark,
+  unreachable,
+} from "./turn_anchors.ts";
 import { fixBrief } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
@@ -390,11 +399,17 @@ async function runReview(
     });
     const controlBefore = await controlFiles(scope);
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
+    const headMark = await markTurn(
+      tick.repo.commonDir,
+      (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
+      null,
+    );
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
     const controlAfter = await controlFiles(scope);
     const steered = changedControls(controlBefore, controlAfter);
     const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
     if (steered.length || pushed.length) {
+      const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
       return await holdReview(
         tick,
         s,
@@ -408,6 +423,7 @@ async function runReview(
               pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
             }`
             : "",
+          kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
         ].filter((x) => x).join("; ") +
           " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
       );
@@ -417,6 +433,10 @@ async function runReview(
     if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
     if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
     if (after.refs !== before.refs) changes.push("refs changed");
+    const dropped = await keepReviewerCommits(tick, runId, headMark, pr.head, true);
+    if (dropped.length) {
+      changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
+    }
     if (changes.length) {
       await voidTurn(tick, worktree, runId, before, after);
       record.voids.push({
@@ -501,6 +521,27 @@ async function holdReview(tick: Tick, s: Subject, runId: string, reason: string)
   };
   await writeHold(tick.state.hold, hold);
   throw new HoldError(hold.reason, hold.next);
+}
+
+/**
+ * Commits the reviewer made and left on no ref (committed on its detached HEAD, then
+ * checked the PR head out again): its worktree's HEAD reflog is their only trace, and
+ * that goes when the worktree does. Kept under refs/relay/void/<run>/commit-<k>; without
+ * git when the turn changed what steers git. Returns the refs.
+ */
+async function keepReviewerCommits(
+  tick: Tick,
+  runId: string,
+  turn: TurnMark,
+  head: string,
+  gitAllowed: boolean,
+): Promise<string[]> {
+  const prefix = `refs/relay/void/${runId}/commit-`;
+  const made = await turnCommits(tick.repo.commonDir, turn, null, [head]);
+  if (!gitAllowed) return await anchorWithoutGit(tick.repo.commonDir, prefix, made);
+  // A checkout of main or another commit that a ref already keeps is not the reviewer's work.
+  const lost = await unreachable(tick.primary, made);
+  return await anchorWithGit(tick.primary, prefix, lost, [], "relay: void reviewer turn");
 }
 
 /**

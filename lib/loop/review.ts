@@ -33,7 +33,13 @@ import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge, PrStatus } from "../forge/types.ts";
-import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../gate/gate.ts";
+import {
+  formatGate,
+  type GateDecision,
+  revalidateOnMerge,
+  runGate,
+  scopeCheck,
+} from "../gate/gate.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, parseWorktreeList } from "./worktree.ts";
 import {
   changedControls,
@@ -253,6 +259,8 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     verdict = undefined;
   }
   if (!verdict || verdict.stale) {
+    const early = await preGate(tick, s, record, pr);
+    if (early) return early;
     const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
       isRoot: false,
     });
@@ -737,6 +745,57 @@ async function sendBack(
   };
 }
 
+/**
+ * The gate's scope check, before a reviewer's paid turn: a PR that changes
+ * nothing (an empty diff against its merge base with main, or a head main
+ * already has) or touches paths the gate refuses goes back now with the gate's
+ * finding, as a gate REFUSE after review would; owner-accepted infra goes to a
+ * person, who reviews it. Anything else (or a head git cannot find) is reviewed.
+ */
+async function preGate(
+  tick: Tick,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+): Promise<ReviewResult | null> {
+  const head = await tick.primary.resolve(pr.head);
+  if (!head) return null;
+  const scope = await scopeCheck(tick.primary, tick.config, s.originMain, head);
+  if (scope.result === "REFUSE") {
+    tick.log.step(`gate for ${pr.id}, before review: ${scope.result} ${scope.reason}`);
+    return await sendBack(
+      tick,
+      s,
+      record,
+      pr,
+      [{ severity: "blocker", text: `${scope.name}: ${scope.reason}` }],
+      "The merge gate refused this PR (checked before review).",
+    );
+  }
+  if (scope.result === "HUMAN") return await routeToHuman(tick, record, pr, scope.files ?? []);
+  return null;
+}
+
+/** The human path: recorded once per head; relay never merges the PR. */
+async function routeToHuman(
+  tick: Tick,
+  record: ReviewRecord,
+  pr: PrStatus,
+  files: string[],
+): Promise<ReviewResult> {
+  if (record.human?.head !== pr.head) {
+    record.human = { head: pr.head, at: now(), files };
+    await writeReview(tick.state.reviews, record);
+  }
+  return {
+    kind: "human",
+    files,
+    message: `human path: ${pr.id} changes owner-accepted infra (${
+      files.join(", ")
+    }); a person reviews and merges it — relay never will`,
+  };
+}
+
 async function gateAndMerge(
   tick: Tick,
   s: Subject,
@@ -780,17 +839,7 @@ async function gateAndMerge(
     }
     case "HUMAN": {
       const files = decision.checks.flatMap((c) => c.result === "HUMAN" ? c.files ?? [] : []);
-      if (record.human?.head !== pr.head) {
-        record.human = { head: pr.head, at: now(), files };
-        await writeReview(tick.state.reviews, record);
-      }
-      return {
-        kind: "human",
-        files,
-        message: `human path: ${pr.id} changes owner-accepted infra (${
-          files.join(", ")
-        }); a person reviews and merges it — relay never will`,
-      };
+      return await routeToHuman(tick, record, pr, files);
     }
     case "REFUSE": {
       const findings = decision.checks.filter((c) => c.result === "REFUSE").map((c) => ({

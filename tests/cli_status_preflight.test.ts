@@ -142,6 +142,18 @@ Deno.test("relay status names an interrupted run whose worktree folder was delet
     ),
     res.stdout,
   );
+  // Its turn is not committed yet: a prune now could lose a commit on no branch; the poll
+  // anchors the turn's commits first and HOLDs with what to do.
+  assert.match(
+    res.stdout,
+    /fix: run "relay poll" before anything else \(no "git worktree prune" yet\)/,
+  );
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 3, all(poll));
+  assert.match(
+    poll.stderr,
+    /was deleted during run .*\n {2}next: relay pushed nothing\. .*git worktree prune/,
+  );
 });
 
 Deno.test("relay status after polls that fail on an unreachable origin shows the last poll's error in the waiting line", async () => {

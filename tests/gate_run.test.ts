@@ -235,6 +235,25 @@ Deno.test("runGate() routes an owner-accepted infra change to a person (HUMAN)",
   assert.equal(gateExitCode(decision), 11);
 });
 
+Deno.test("runGate() routes owner-accepted infra to a person without waiting for a verdict (relay does not review it)", async () => {
+  const s = await setup({
+    config: 'accepted_infra: [".github/workflows/**"]\n',
+    branch: {
+      write: { "src/feature-1.txt": "f\n", ".github/workflows/ci.yml": "on: push\n" },
+    },
+    verdict: false,
+  });
+  await using _ = s.scene;
+  const decision = await runGate(await inputs(s, NO_REVALIDATE));
+  assert.deepEqual(byName(decision, "verdict"), {
+    name: "verdict",
+    result: "HUMAN",
+    reason: "not reviewed by relay: a person reviews owner-accepted infra",
+  });
+  assert.equal(decision.decision, "HUMAN");
+  assert.equal(gateExitCode(decision), 11);
+});
+
 Deno.test("runGate() waits when there is no verdict for the head yet", async () => {
   const s = await setup({ verdict: false });
   await using _ = s.scene;

@@ -34,7 +34,7 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
     const { abandonRun } = await import("../loop/abandon.ts");
     await abandonRun(state, journal, `abandoned by relay resume after a HOLD: ${hold.reason}`);
     outcome =
-      `abandoned run ${journal.runId}; its work stays on ${journal.branch} and under refs/relay/anchors/task-${journal.task}/; the next poll starts a new attempt`;
+      `abandoned run ${journal.runId}; its work stays on ${journal.branch} and every commit of its turn under refs/relay/anchors/task-${journal.task}/${journal.runId}-*; the next poll starts a new attempt`;
   } else if (journal) {
     outcome = `run ${journal.runId} was not the held run; the next poll carries on with it`;
   }

@@ -4,6 +4,7 @@ import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 import { BRIEF_FILE, CONFIG_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
 import type { LastTick } from "../state/last_tick.ts";
+import type { Step } from "../state/journal.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
   try {
@@ -42,12 +43,13 @@ function isDir(path: string): boolean {
 async function preflight(
   repo: RepoPaths,
   profileFlag: string | undefined,
-  journal: { runId: string; worktree: string; branch: string } | null,
+  journal: { runId: string; worktree: string; branch: string; step: Step; task: number } | null,
   /** Something will start an agent: without it, a missing profile blocks nothing yet. */
   agentsNeeded: boolean,
 ): Promise<Blocker[]> {
   const { loadRepoConfig } = await import("../config/repo.ts");
   const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const { stepIndex } = await import("../state/journal.ts");
   const blockers: Blocker[] = [];
   const message = (err: unknown) => (err as Error)?.message ?? String(err);
   let main: string | null = null;
@@ -93,10 +95,14 @@ async function preflight(
     });
   }
   if (journal && !isDir(journal.worktree)) {
+    // Before its turn is committed, a commit of the run may be on no branch: only the
+    // worktree's reflog (gone with a prune) knows it until the poll anchors it.
+    const committed = stepIndex(journal.step) >= stepIndex("committed");
     blockers.push({
       what: `the worktree of run ${journal.runId} is gone`,
-      problem:
-        `Cannot finish run ${journal.runId}: its worktree "${journal.worktree}" does not exist.\n  fix: in ${repo.root}, run "git worktree prune" and "git worktree add ${journal.worktree} ${journal.branch}" (the branch keeps what was committed), then the next poll carries on.`,
+      problem: committed
+        ? `Cannot finish run ${journal.runId}: its worktree "${journal.worktree}" does not exist.\n  fix: in ${repo.root}, run "git worktree prune" and "git worktree add ${journal.worktree} ${journal.branch}" (the branch keeps what was committed), then the next poll carries on.`
+        : `Cannot finish run ${journal.runId}: its worktree "${journal.worktree}" does not exist.\n  fix: run "relay poll" before anything else (no "git worktree prune" yet): it keeps every commit of the turn under refs/relay/anchors/task-${journal.task}/ and says what to do next.`,
       hold: true,
       pollOnly: true,
     });

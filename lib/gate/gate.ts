@@ -98,7 +98,10 @@ export async function runGate(input: GateInput): Promise<GateDecision> {
   const mergeable = await mergeableCheck(git, base, head);
   const othersOk = [scope, evidence, inFlight].every((c) => c.result !== "REFUSE") &&
     mergeable.result === "PASS";
-  const verdict = await verdictCheck(input, base, head, othersOk);
+  const verdict = scope.result === "HUMAN" && verdictFor(input.review, head) === undefined
+    // The review tick sends owner-accepted infra to a person without a reviewer's turn.
+    ? check("verdict", "HUMAN", "not reviewed by relay: a person reviews owner-accepted infra")
+    : await verdictCheck(input, base, head, othersOk);
 
   const checks = [scope, verdict, evidence, inFlight, mergeable];
   return { decision: decide(checks), checks, head, base };
@@ -113,9 +116,15 @@ export function decide(checks: readonly GateCheck[]): GateDecisionKind {
   return "MERGE";
 }
 
-async function scopeCheck(
+/**
+ * The scope check: the head shares history with main, changes something
+ * relative to the merge base, and touches product code only (or owner-accepted
+ * infra: HUMAN). Cheap (git diff only): the review tick runs it before it pays
+ * for a reviewer's turn.
+ */
+export async function scopeCheck(
   git: Git,
-  config: RepoConfig,
+  config: Pick<RepoConfig, "gate" | "acceptedInfra">,
   base: string,
   head: string,
 ): Promise<GateCheck> {

@@ -1,21 +1,24 @@
 /**
  * Abandoning a run: its journal moves into its run folder and the attempt is
- * recorded as failed (so the next one is numbered after it). Nothing in git
- * changes: the work stays on the branch and under refs/relay/anchors/.
+ * recorded as failed (so the next one is numbered after it). No branch
+ * changes: the work stays on the branch and under refs/relay/anchors/ (a turn
+ * relay's guard never looked at is anchored here, without git).
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseBrief, writeBrief } from "../protocol/brief.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { archiveJournal, type Journal } from "../state/journal.ts";
 import type { StatePaths } from "../state/paths.ts";
 import { recordAttempt } from "../state/tasks.ts";
 import { sha256 } from "./hash.ts";
+import { anchorAbandonedTurn } from "./turn_anchors.ts";
 
 export async function abandonRun(
   state: StatePaths,
   journal: Journal,
   reason: string,
 ): Promise<void> {
+  await anchorAbandonedTurn(dirname(state.dir), journal);
   const path = join(state.runs, journal.runId, "brief.md");
   const text = await readTextOrNull(path);
   if (text !== null) {

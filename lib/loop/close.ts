@@ -68,7 +68,9 @@ export async function closeTask(
       }
     }
     await abandonRun(state, journal, `abandoned: ${pr.id} was closed by relay close (${reason})`);
-    lines.push(`abandoned run ${journal.runId} on ${branch} (its work stays on the branch)`);
+    lines.push(
+      `abandoned run ${journal.runId} on ${branch} (its work stays on the branch and under refs/relay/anchors/task-${journal.task}/${journal.runId}-*)`,
+    );
   }
 
   const record = await readReview(state.reviews, task, branch);

@@ -30,6 +30,7 @@ import {
   REPORT_FILE,
   type StatePaths,
   statePaths,
+  turnAnchorPrefix,
 } from "../state/paths.ts";
 import {
   archiveJournal,
@@ -60,7 +61,15 @@ import {
   executorScope,
   markRemoteLogs,
   pushesSince,
+  worktreeGitDir,
 } from "./guard.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  journalMark,
+  markTurn,
+  turnCommits,
+} from "./turn_anchors.ts";
 import type { TickOptions } from "./log.ts";
 import type { Evidence } from "../protocol/types.ts";
 
@@ -290,6 +299,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
       primaryFiles: await primaryFiles(primary),
       reportBefore: await fileHash(join(worktree, REPORT_FILE)),
       // Last, so nothing relay does while preparing counts as the agent's.
+      ...(await markWorktree(tick, worktree, brief.branch)),
       remoteLogs: await markRemoteLogs(tick.repo.commonDir, config.remote),
       control: await controlFiles(scope),
       updated: "",
@@ -678,21 +688,7 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
   const { primary, config } = tick;
   const problems: string[] = [];
   const repair: string[] = [];
-  // A worktree folder that vanished is not the agent reaching out: say what happened.
-  if (!(await Deno.stat(journal.worktree).then(() => true, () => false))) {
-    const hold: Hold = {
-      task: journal.task,
-      reason: `the task worktree ${journal.worktree} was deleted during run ${journal.runId}`,
-      next:
-        `relay pushed nothing. What the turn committed is on ${journal.branch} (the branch before the turn is ${
-          anchorRef(journal.task, journal.runId, "before")
-        }). Run "git worktree prune" in ${tick.repo.root}, then "relay resume": the next tick starts a new attempt in a fresh worktree.`,
-      at: new Date().toISOString(),
-      runId: journal.runId,
-    };
-    await writeHold(tick.state.hold, hold);
-    throw new HoldError(hold.reason, hold.next);
-  }
+  const vanished = !(await Deno.stat(journal.worktree).then(() => true, () => false));
   // Pure file reads first: a planted core.fsmonitor, hook, filter or ssh command runs on
   // relay's next git call, so when one of these changed relay runs no git at all.
   const changedControl = journal.control
@@ -709,6 +705,24 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
       ),
     )
     : [];
+  // Before any HOLD: every commit of the turn on an anchor, or the advice below could lose it.
+  const kept = keptText(
+    journal,
+    await anchorTurn(tick, journal, !vanished && changedControl.length === 0),
+  );
+  // A worktree folder that vanished is not the agent reaching out: say what happened.
+  if (vanished) {
+    const hold: Hold = {
+      task: journal.task,
+      reason: `the task worktree ${journal.worktree} was deleted during run ${journal.runId}`,
+      next:
+        `relay pushed nothing. ${kept} Run "git worktree prune" in ${tick.repo.root}, then "relay resume": the next tick starts a new attempt in a fresh worktree.`,
+      at: new Date().toISOString(),
+      runId: journal.runId,
+    };
+    await writeHold(tick.state.hold, hold);
+    throw new HoldError(hold.reason, hold.next);
+  }
   if (changedControl.length) {
     problems.push(`it changed files that steer git or relay: ${changedControl.join(", ")}`);
     repair.push(
@@ -809,15 +823,52 @@ async function checkAgentStayedInBounds(tick: Tick, journal: Journal): Promise<v
     next: [
       "relay pushed nothing.",
       ...repair,
-      `Inspect and repair by hand (the branch before the turn is ${
-        anchorRef(journal.task, journal.runId, "before")
-      }), then run "relay resume" to start a new attempt.`,
+      kept,
+      `Inspect and repair by hand, then run "relay resume" to start a new attempt.`,
     ].join(" "),
     at: new Date().toISOString(),
     runId: journal.runId,
   };
   await writeHold(tick.state.hold, hold);
   throw new HoldError(hold.reason, hold.next);
+}
+
+/** Where the worktree's reflogs stand before the turn (see anchorTurn). */
+async function markWorktree(
+  tick: Tick,
+  worktree: string,
+  branch: string,
+): Promise<Pick<Journal, "turn">> {
+  const gitDir = await worktreeGitDir(worktree);
+  return gitDir ? { turn: await markTurn(tick.repo.commonDir, gitDir, branch) } : {};
+}
+
+/**
+ * Anchors every commit the turn made (`<run>-after-<k>`): what the worktree's HEAD points
+ * at, the branch tip, and what their reflogs recorded during the turn — a commit on a
+ * detached HEAD, or dropped from the branch, is on no ref otherwise, and moving the worktree
+ * aside and pruning it would lose it. When the turn changed what steers git, no git runs:
+ * relay reads the worktree's files and writes the refs as loose files itself.
+ * Returns the refs that hold the turn's commits.
+ */
+async function anchorTurn(tick: Tick, journal: Journal, gitAllowed: boolean): Promise<string[]> {
+  const common = tick.repo.commonDir;
+  const mark = await journalMark(common, journal);
+  const prefix = turnAnchorPrefix(journal.task, journal.runId);
+  const commits = await turnCommits(common, mark, journal.branch, [journal.before]);
+  return gitAllowed
+    ? await anchorWithGit(tick.primary, prefix, commits, [journal.before], "relay: agent turn")
+    : await anchorWithoutGit(common, prefix, commits);
+}
+
+/** For a HOLD's advice: where the turn's commits are kept. */
+function keptText(journal: Journal, refs: readonly string[]): string {
+  const before = anchorRef(journal.task, journal.runId, "before");
+  return refs.length === 0
+    ? `relay found no commit of the turn (the branch before it is ${before}).`
+    : `Every commit of the turn is kept under ${
+      refs.join(", ")
+    }, whatever happens to the worktree or ${journal.branch} (the branch before the turn is ${before}).`;
 }
 
 const AGENT_REPORT = "report.agent.md";

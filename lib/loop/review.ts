@@ -33,7 +33,13 @@ import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge, PrStatus } from "../forge/types.ts";
-import { formatGate, type GateDecision, revalidateOnMerge, runGate } from "../gate/gate.ts";
+import {
+  formatGate,
+  type GateDecision,
+  revalidateOnMerge,
+  runGate,
+  scopeCheck,
+} from "../gate/gate.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, parseWorktreeList } from "./worktree.ts";
 import {
   changedControls,
@@ -42,7 +48,16 @@ import {
   executorScope,
   markRemoteLogs,
   pushesSince,
+  worktreeGitDir,
 } from "./guard.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  markTurn,
+  turnCommits,
+  type TurnMark,
+  unreachable,
+} from "./turn_anchors.ts";
 import { fixBrief, taskTitle } from "./fix_brief.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
@@ -244,6 +259,8 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     verdict = undefined;
   }
   if (!verdict || verdict.stale) {
+    const early = await preGate(tick, s, record, pr);
+    if (early) return early;
     const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
       isRoot: false,
     });
@@ -390,11 +407,17 @@ async function runReview(
     });
     const controlBefore = await controlFiles(scope);
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
+    const headMark = await markTurn(
+      tick.repo.commonDir,
+      (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
+      null,
+    );
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
     const controlAfter = await controlFiles(scope);
     const steered = changedControls(controlBefore, controlAfter);
     const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
     if (steered.length || pushed.length) {
+      const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
       return await holdReview(
         tick,
         s,
@@ -408,6 +431,7 @@ async function runReview(
               pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
             }`
             : "",
+          kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
         ].filter((x) => x).join("; ") +
           " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
       );
@@ -417,6 +441,10 @@ async function runReview(
     if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
     if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
     if (after.refs !== before.refs) changes.push("refs changed");
+    const dropped = await keepReviewerCommits(tick, runId, headMark, pr.head, true);
+    if (dropped.length) {
+      changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
+    }
     if (changes.length) {
       await voidTurn(tick, worktree, runId, before, after);
       record.voids.push({
@@ -501,6 +529,27 @@ async function holdReview(tick: Tick, s: Subject, runId: string, reason: string)
   };
   await writeHold(tick.state.hold, hold);
   throw new HoldError(hold.reason, hold.next);
+}
+
+/**
+ * Commits the reviewer made and left on no ref (committed on its detached HEAD, then
+ * checked the PR head out again): its worktree's HEAD reflog is their only trace, and
+ * that goes when the worktree does. Kept under refs/relay/void/<run>/commit-<k>; without
+ * git when the turn changed what steers git. Returns the refs.
+ */
+async function keepReviewerCommits(
+  tick: Tick,
+  runId: string,
+  turn: TurnMark,
+  head: string,
+  gitAllowed: boolean,
+): Promise<string[]> {
+  const prefix = `refs/relay/void/${runId}/commit-`;
+  const made = await turnCommits(tick.repo.commonDir, turn, null, [head]);
+  if (!gitAllowed) return await anchorWithoutGit(tick.repo.commonDir, prefix, made);
+  // A checkout of main or another commit that a ref already keeps is not the reviewer's work.
+  const lost = await unreachable(tick.primary, made);
+  return await anchorWithGit(tick.primary, prefix, lost, [], "relay: void reviewer turn");
 }
 
 /**
@@ -701,6 +750,57 @@ function mergeSubject(branch: string, brief: Brief, task: number): string {
   return `Merge ${branch}: ${taskTitle(brief)} (task ${task}, reviewed by relay)`;
 }
 
+/**
+ * The gate's scope check, before a reviewer's paid turn: a PR that changes
+ * nothing (an empty diff against its merge base with main, or a head main
+ * already has) or touches paths the gate refuses goes back now with the gate's
+ * finding, as a gate REFUSE after review would; owner-accepted infra goes to a
+ * person, who reviews it. Anything else (or a head git cannot find) is reviewed.
+ */
+async function preGate(
+  tick: Tick,
+  s: Subject,
+  record: ReviewRecord,
+  pr: PrStatus,
+): Promise<ReviewResult | null> {
+  const head = await tick.primary.resolve(pr.head);
+  if (!head) return null;
+  const scope = await scopeCheck(tick.primary, tick.config, s.originMain, head);
+  if (scope.result === "REFUSE") {
+    tick.log.step(`gate for ${pr.id}, before review: ${scope.result} ${scope.reason}`);
+    return await sendBack(
+      tick,
+      s,
+      record,
+      pr,
+      [{ severity: "blocker", text: `${scope.name}: ${scope.reason}` }],
+      "The merge gate refused this PR (checked before review).",
+    );
+  }
+  if (scope.result === "HUMAN") return await routeToHuman(tick, record, pr, scope.files ?? []);
+  return null;
+}
+
+/** The human path: recorded once per head; relay never merges the PR. */
+async function routeToHuman(
+  tick: Tick,
+  record: ReviewRecord,
+  pr: PrStatus,
+  files: string[],
+): Promise<ReviewResult> {
+  if (record.human?.head !== pr.head) {
+    record.human = { head: pr.head, at: now(), files };
+    await writeReview(tick.state.reviews, record);
+  }
+  return {
+    kind: "human",
+    files,
+    message: `human path: ${pr.id} changes owner-accepted infra (${
+      files.join(", ")
+    }); a person reviews and merges it — relay never will`,
+  };
+}
+
 async function gateAndMerge(
   tick: Tick,
   s: Subject,
@@ -744,17 +844,7 @@ async function gateAndMerge(
     }
     case "HUMAN": {
       const files = decision.checks.flatMap((c) => c.result === "HUMAN" ? c.files ?? [] : []);
-      if (record.human?.head !== pr.head) {
-        record.human = { head: pr.head, at: now(), files };
-        await writeReview(tick.state.reviews, record);
-      }
-      return {
-        kind: "human",
-        files,
-        message: `human path: ${pr.id} changes owner-accepted infra (${
-          files.join(", ")
-        }); a person reviews and merges it — relay never will`,
-      };
+      return await routeToHuman(tick, record, pr, files);
     }
     case "REFUSE": {
       const findings = decision.checks.filter((c) => c.result === "REFUSE").map((c) => ({

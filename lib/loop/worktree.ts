@@ -78,16 +78,17 @@ export async function ensureWorktree(
   );
   const here = list.find((w) => resolve(w.path) === resolve(path));
   if (here) {
-    if (here.branch !== branch) {
-      throw new HoldError(
-        `The task worktree "${path}" is on "${here.branch ?? "a detached HEAD"}", not "${branch}"`,
-        `Check out "${branch}" there (git -C "${path}" switch ${branch}) or move the folder aside.`,
-      );
-    }
+    // Missing first: a folder moved aside, as the advice below says, is not "on" any branch.
     if (!(await exists(path))) {
       throw new HoldError(
         `The task worktree "${path}" is registered but its folder is missing`,
-        `Run "git worktree prune" in the repository, then rerun.`,
+        `Run "git worktree prune" in the repository, then rerun (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
+      );
+    }
+    if (here.branch !== branch) {
+      throw new HoldError(
+        `The task worktree "${path}" is on "${here.branch ?? "a detached HEAD"}", not "${branch}"`,
+        `Check out "${branch}" there (git -C "${path}" switch ${branch}) or move the folder aside, then rerun (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
       );
     }
     return "reused";

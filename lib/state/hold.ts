@@ -47,7 +47,7 @@ export function resumeKeepsRun(journal: Journal): boolean {
 export function resumeOutcome(journal: Journal): string {
   return resumeKeepsRun(journal)
     ? `Then run "relay resume": the next tick finishes run ${journal.runId} from where it stopped (the agent's turn is done; it is not run again).`
-    : `Then run "relay resume": it abandons run ${journal.runId} (its work stays on ${journal.branch} and under refs/relay/anchors/task-${journal.task}/), and the next tick starts a new attempt.`;
+    : `Then run "relay resume": it abandons run ${journal.runId} (its work stays on ${journal.branch} and every commit of its turn under refs/relay/anchors/task-${journal.task}/${journal.runId}-*), and the next tick starts a new attempt.`;
 }
 
 /**

@@ -60,6 +60,11 @@ export interface Journal {
   control?: Record<string, string>;
   /** Sizes of this clone's remote-tracking reflogs before the agent ran: its pushes show up after them. */
   remoteLogs?: { since: number; sizes: Record<string, number> };
+  /**
+   * The worktree's git dir and where its HEAD's and the branch's reflogs stood before the
+   * agent ran: the commits of the turn are read on from there and anchored before any HOLD.
+   */
+  turn?: { gitDir: string; headLog: number; branchLog: number; since: number };
   /** Hash of the worktree report file before the agent ran ("" = absent). */
   reportBefore: string;
   agentPid?: number;

@@ -58,3 +58,11 @@ export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
 export function anchorRef(task: number, runId: string, when: "before" | "after"): string {
   return `refs/relay/anchors/task-${task}/${runId}-${when}`;
 }
+
+/**
+ * Start of the anchors of the commits a turn made (`<run>-after-1`, `-after-2`, …), written
+ * right after the turn, before any guard can HOLD: also commits on no branch are kept.
+ */
+export function turnAnchorPrefix(task: number, runId: string): string {
+  return `${anchorRef(task, runId, "after")}-`;
+}

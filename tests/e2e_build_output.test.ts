@@ -6,7 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, brief, countLines, makeScene, type Scene, stateDir } from "./helpers/scene.ts";
+import {
+  all,
+  brief,
+  countLines,
+  exists,
+  makeScene,
+  type Scene,
+  stateDir,
+} from "./helpers/scene.ts";
 
 async function openBrief(scene: Scene): Promise<void> {
   await scene.write(
@@ -45,12 +53,31 @@ Deno.test("build output an agent leaves behind is never committed; relay names w
     poll.stderr,
     /left out build output \(relay never commits it for the agent\): __pycache__\/x\.pyc, node_modules\/a\/index\.js\n/,
   );
-  // Left in the worktree, not deleted: they are the agent's files.
+  // Left in the worktree while the task runs: they are the agent's files.
   const wt = join(scene.worktrees, "task-1");
   assert.equal(
     await Deno.readTextFile(join(wt, "node_modules/a/index.js")),
     "module.exports = 1;\n",
   );
+
+  // Once merged, the worktree holds nothing but that build output: it goes, without --force.
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stderr, /removed the worktree of task-1 \(the branch stays\)/);
+  assert.equal(await exists(wt), false);
+});
+
+Deno.test("a finished task's worktree with anything besides build output in it stays for a person", async () => {
+  await using scene = await makeScene({ agent: "leaves-build-output.sh" });
+  await openBrief(scene);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const wt = join(scene.worktrees, "task-1");
+  await Deno.writeTextFile(join(wt, "notes.txt"), "a person's notes\n");
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.doesNotMatch(review.stderr, /removed the worktree/);
+  assert.equal(await Deno.readTextFile(join(wt, "notes.txt")), "a person's notes\n");
+  assert.ok(await exists(join(wt, "node_modules/a/index.js")));
 });
 
 Deno.test("never_commit in .relay/config.yaml extends the built-in list", async () => {

@@ -10,7 +10,9 @@
  * format), `*.so`/`*.a`/`*.dll` (prebuilt libraries), `.idea/`, `.vscode/`.
  * `coverage/` is built in at the root only (where jest, nyc and c8 write it).
  */
+import { join } from "node:path";
 import { globToRegExp, normalizePath } from "../gate/glob.ts";
+import type { Git } from "../git/git.ts";
 
 /** Globs in the gate's syntax (lib/gate/glob.ts). Shown in README's config section. */
 export const BUILD_OUTPUT: readonly string[] = [
@@ -169,4 +171,27 @@ export function voidCause(
         ignore.map((g) => `"${g}"`).join(", ")
       } in .gitignore (relay inbox add, then relay promote), then run "relay resume".`,
   };
+}
+
+/**
+ * Before a finished task's worktree is removed: when the only things in it
+ * that git would keep are untracked build output (which relay left there,
+ * never committing it), deletes those, so plain `git worktree remove` (never
+ * forced) can go ahead. Anything else untracked or changed: nothing is
+ * deleted, and the worktree stays for a person. Returns what was deleted.
+ */
+export async function clearUntrackedBuildOutput(
+  wt: Git,
+  matcher: BuildOutputMatcher,
+): Promise<string[]> {
+  // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
+  const entries = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=normal"]))
+    .split("\0").filter((e) => e !== "");
+  if (entries.length === 0) return [];
+  const paths = entries.map((e) => e.startsWith("?? ") ? e.slice(3) : null);
+  if (paths.some((p) => p === null || matcher.match(p) === undefined)) return [];
+  for (const path of paths as string[]) {
+    await Deno.remove(join(wt.cwd, path), { recursive: true });
+  }
+  return paths as string[];
 }

@@ -44,9 +44,11 @@ import {
   pushesSince,
 } from "./guard.ts";
 import { fixBrief } from "./fix_brief.ts";
+import { redactFile } from "../proc/redact.ts";
 import {
   type BuildOutputMatcher,
   buildOutputMatcher,
+  clearUntrackedBuildOutput,
   voidCause,
   withoutUntrackedBuildOutput,
 } from "./build_output.ts";
@@ -648,6 +650,7 @@ async function dispatchReviewer(
       return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
     }
   }
+  await redactFile(verdictPath); // the reviewer wrote it into relay's records
   const file = (await readTextOrNull(verdictPath))?.trim();
   if (file) return { text: file };
   return { text: (await readTextOrNull(stdoutPath)) ?? "" };
@@ -864,6 +867,9 @@ async function removeTaskWorktree(tick: Tick, branch: string): Promise<void> {
   const list = parseWorktreeList(await tick.primary.out(["worktree", "list", "--porcelain", "-z"]));
   const wt = list.find((w) => w.branch === branch && w.path !== tick.repo.root);
   if (!wt) return;
+  // What relay never commits is all that may be left (no .gitignore): it goes first.
+  await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(tick.config.neverCommit))
+    .catch(() => {});
   const res = await tick.primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
   if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
 }

@@ -161,12 +161,35 @@ export async function copyRedacted(src: string, dest: string): Promise<void> {
   await Deno.rename(tmp, dest);
 }
 
+/** Rewrites a file an agent left in relay's records (a verdict) with relay's secrets redacted. */
+export async function redactFile(path: string): Promise<void> {
+  const r = redactor();
+  if (!r.active) return;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  const clean = r.redact(text);
+  if (clean === text) return;
+  const tmp = `${path}.${Deno.pid}.tmp`;
+  await Deno.writeTextFile(tmp, clean);
+  await Deno.rename(tmp, path);
+}
+
 let shared: Redactor | undefined;
 
 /** The redactor for relay's own environment, built on first use. */
 export function redactor(): Redactor {
   shared ??= new Redactor(secretsOf(readEnv()));
   return shared;
+}
+
+/** Forgets the redactor, so the next use reads the environment again (tests change it). */
+export function resetRedactor(): void {
+  shared = undefined;
 }
 
 /** `text` with the secrets of relay's environment redacted. */

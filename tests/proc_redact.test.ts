@@ -47,8 +47,12 @@ Deno.test("secretsOf() skips short values and non-secret names, longest value fi
     PASSWORD: "        ",
     GIT_AUTHOR_NAME: "Test Author",
     OTHER_TOKEN: KEY,
+    // Where a secret lives, not the secret: a path that exists.
+    GOOGLE_APPLICATION_CREDENTIALS: Deno.cwd(),
+    AWS_SECRET_ACCESS_KEY: "/not/an/existing/path+base64ish",
   });
   assert.deepEqual(secrets, [
+    { name: "AWS_SECRET_ACCESS_KEY", value: "/not/an/existing/path+base64ish" },
     { name: "ANTHROPIC_API_KEY", value: KEY },
     { name: "GH_TOKEN", value: "ghp_short" },
   ]);

@@ -46,8 +46,17 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name) && !NOT_SECRET.has(name.toUpperCase());
 }
 
-/** The secrets of an environment, longest value first (a value inside another goes after it). */
-export function secretsOf(env: Record<string, string>): Secret[] {
+/**
+ * The secrets of an environment, longest value first (a value inside another
+ * goes after it). A value that is the path of an existing file or folder
+ * (GOOGLE_APPLICATION_CREDENTIALS, SSH_KEY_PATH) is where a secret lives, not
+ * the secret, and redacting it would garble every record that names a path
+ * under it (a repo inside it, say).
+ */
+export function secretsOf(
+  env: Record<string, string>,
+  isPath: (value: string) => boolean = existingPath,
+): Secret[] {
   const seen = new Set<string>();
   const secrets: Secret[] = [];
   for (const name of Object.keys(env).sort()) {
@@ -55,10 +64,21 @@ export function secretsOf(env: Record<string, string>): Secret[] {
     if (!isSecretName(name) || value.trim().length < MIN_SECRET_LENGTH || seen.has(value)) {
       continue;
     }
+    if (isPath(value)) continue;
     seen.add(value);
     secrets.push({ name, value });
   }
   return secrets.sort((a, b) => b.value.length - a.value.length);
+}
+
+function existingPath(value: string): boolean {
+  if (!value.startsWith("/") && !value.startsWith("~")) return false;
+  try {
+    Deno.lstatSync(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export class Redactor {

@@ -11,10 +11,10 @@
  * `coverage/` is built in at the root only (where jest, nyc and c8 write it).
  */
 import { join } from "node:path";
-import { globToRegExp, normalizePath } from "../gate/glob.ts";
+import { globToRegExp, normalizePath } from "../git/glob.ts";
 import type { Git } from "../git/git.ts";
 
-/** Globs in the gate's syntax (lib/gate/glob.ts). Shown in README's config section. */
+/** Globs in the gate's syntax (lib/git/glob.ts). Shown in README's config section. */
 export const BUILD_OUTPUT: readonly string[] = [
   // Python
   "__pycache__/",

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "./lib/errors.ts";
 import { HELP } from "./lib/cli/help.ts";
+import { redact } from "./lib/proc/redact.ts";
 import type { Context } from "./lib/cli/args.ts";
 
 type Command = (args: string[], ctx: Context) => Promise<number>;
@@ -78,12 +79,15 @@ async function main(argv: string[]): Promise<number> {
   return await (await load())(args, ctx);
 }
 
-/** An error line; into a file (cron.log) it carries the time, on a terminal it does not. */
+/**
+ * An error line; into a file (cron.log) it carries the time, on a terminal it does not.
+ * Secrets of relay's environment are redacted: errors quote git and other programs.
+ */
 function say(line: string): void {
   const stamp = Deno.stderr.isTerminal()
     ? ""
     : `${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")} `;
-  console.error(stamp + line);
+  console.error(stamp + redact(line));
 }
 
 function report(err: unknown): number {

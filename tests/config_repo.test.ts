@@ -48,6 +48,8 @@ gate:
   product: ["src/**", lib/**]
   refuse: [deploy/**]
 accepted_infra: [.github/workflows/**]
+never_commit: ["*.log", tmp/**]
+bar_env: [JAVA_HOME, NODE_OPTIONS, NPM_TOKEN]
 `;
   assert.deepEqual(parseRepoConfig(text, FILE), {
     version: 1,
@@ -61,6 +63,9 @@ accepted_infra: [.github/workflows/**]
     evidenceMaxBytes: 2048,
     gate: { product: ["src/**", "lib/**"], refuse: ["deploy/**"] },
     acceptedInfra: [".github/workflows/**"],
+    neverCommit: ["*.log", "tmp/**"],
+    // A secret-looking name is the owner's choice; its value is still redacted in output.
+    barEnv: ["JAVA_HOME", "NODE_OPTIONS", "NPM_TOKEN"],
   });
 });
 
@@ -124,6 +129,11 @@ const BAD_VALUES: [string, number, string, RegExp][] = [
   ["gate:\n  product: src/**\n", 2, "gate.product", /list of repo-relative globs/],
   ["gate:\n  refuse:\n    - ok/**\n    - '!keep/**'\n", 4, "gate.refuse[1]", /globs to refuse/],
   ["accepted_infra: ['']\n", 1, "accepted_infra[0]", /globs/],
+  ["never_commit: '*.log'\n", 1, "never_commit", /\["\*\.log", "tmp\/\*\*"\]/],
+  ["never_commit: ['!keep.log']\n", 1, "never_commit[0]", /list of repo-relative globs/],
+  ["bar_env: [JAVA_HOME, 'A=B']\n", 1, "bar_env[1]", /environment variable names/],
+  ["bar_env: ['1X']\n", 1, "bar_env[0]", /environment variable names/],
+  ["bar_env: JAVA_HOME\n", 1, "bar_env", /e\.g\. \[JAVA_HOME\]/],
   ["- a\n- b\n", 1, "(top level)", /mapping of settings/],
 ];
 
@@ -206,6 +216,8 @@ Deno.test("renderDefaultRepoConfig() parses back to the defaults", () => {
       "forge",
       "evidence_max_bytes",
       "accepted_infra",
+      "never_commit",
+      "bar_env",
     ]
   ) {
     assert.match(text, new RegExp(`^${key}: `, "m"));

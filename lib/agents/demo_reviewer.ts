@@ -8,11 +8,19 @@ import { formatVerdict } from "../protocol/verdict.ts";
 import type { Finding } from "../state/reviews.ts";
 
 export async function runDemoReviewer(
-  opts: { worktree: string; bar: string[]; verdictPath: string; timeoutMs: number },
+  opts: {
+    worktree: string;
+    bar: string[];
+    verdictPath: string;
+    timeoutMs: number;
+    /** `bar_env`: names of relay's environment the commands also get. */
+    passEnv?: readonly string[];
+  },
 ): Promise<number> {
   const findings: Finding[] = [];
   for (const command of opts.bar) {
-    const res = await runCommand(command, opts.worktree, opts.timeoutMs);
+    // Like relay's own run: the minimal environment (see barEnv), output redacted.
+    const res = await runCommand(command, opts.worktree, opts.timeoutMs, opts.passEnv);
     if (res.exit !== 0) {
       findings.push({
         severity: "blocker",

@@ -6,12 +6,16 @@
  *
  * When the turn's leader process exits, whatever it left running in its
  * process group is killed: a turn is over when its program is.
+ *
+ * The agent's environment is relay's (it needs its API key), but what relay
+ * writes of its output (log, stdout copy, progress) has relay's secrets redacted.
  */
 import { stamped } from "../loop/log.ts";
 import { dirname } from "node:path";
 import { childEnv, killGroup, run } from "../proc/run.ts";
 // As limits are written in the profile ("4s", "1m30s").
 import { formatDuration as configDuration } from "../config/duration.ts";
+import { redactor } from "../proc/redact.ts";
 
 export interface AgentRunOptions {
   argv: string[];
@@ -293,7 +297,11 @@ function describeArgv(argv: readonly string[]): string {
   }).join(" ");
 }
 
-/** Copies one stream into the log and the tail until it ends or is cancelled. */
+/**
+ * Copies one stream into the log and the tail until it ends or is cancelled.
+ * With secrets to redact, the stream goes through as text (a secret split
+ * across two reads is still caught); without, byte for byte.
+ */
 async function pump(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   stream: number,
@@ -302,18 +310,32 @@ async function pump(
   copy?: LogFile,
 ): Promise<void> {
   const decoder = new TextDecoder();
+  const redacting = redactor().active;
+  const redact = redactor().stream();
+  const write = async (text: string) => {
+    if (text === "") return;
+    await log.text(text);
+    if (copy) await copy.text(text);
+  };
   try {
     while (true) {
       const { value, done } = await reader.read();
       if (done) break;
-      await log.bytes(value);
-      if (copy) await copy.bytes(value);
-      tail.push(stream, decoder.decode(value, { stream: true }));
+      const text = redact.push(decoder.decode(value, { stream: true }));
+      if (redacting) {
+        await write(text);
+      } else {
+        await log.bytes(value);
+        if (copy) await copy.bytes(value);
+      }
+      tail.push(stream, text);
     }
   } catch {
     // Cancelled after the drain deadline, or the pipe broke: the turn is over either way.
   } finally {
-    tail.push(stream, decoder.decode());
+    const rest = redact.push(decoder.decode()) + redact.end();
+    if (redacting) await write(rest).catch(() => {});
+    tail.push(stream, rest);
   }
 }
 
@@ -358,8 +380,9 @@ class LogFile {
     return next;
   }
 
+  /** Text is written with relay's secrets redacted (headers quote the argv). */
   text(text: string): Promise<void> {
-    return this.bytes(encoder.encode(text));
+    return this.bytes(encoder.encode(redactor().redact(text)));
   }
 
   close(): void {

@@ -4,6 +4,7 @@ import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { redactor } from "../proc/redact.ts";
 
 export interface Context {
   /** The folder relay acts on (`-C` applied). */
@@ -92,5 +93,5 @@ function isRelaySource(root: string): boolean {
 
 /** Prints data as JSON on stdout. */
 export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
+  console.log(JSON.stringify(redactor().redactDeep(value), null, 2));
 }

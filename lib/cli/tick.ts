@@ -9,6 +9,7 @@ import type { RepoPaths } from "../git/discover.ts";
 import { type Context, printJson } from "./args.ts";
 import { silentLog, stamped, stderrLog, type TickOptions } from "../loop/log.ts";
 import { failedTick, lastTick, saveLastTick, type TickCommand } from "../state/last_tick.ts";
+import { redact } from "../proc/redact.ts";
 
 export async function runTick<R extends { kind: string; message: string }>(opts: {
   command: TickCommand;
@@ -38,7 +39,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   await saveLastTick(repo.commonDir, lastTick(command, code, result.kind, result.message));
   if (opts.json) printJson({ result: result.kind, ...result });
   else if (!(opts.quiet && opts.quietKinds?.includes(result.kind))) {
-    console.log(stamped(result.message, Deno.stdout.isTerminal()));
+    console.log(stamped(redact(result.message), Deno.stdout.isTerminal()));
   }
   return code;
 }

@@ -40,6 +40,10 @@ export interface RepoConfig {
   };
   /** Globs a human accepted: they route to the human path, never auto-merged. */
   acceptedInfra: string[];
+  /** Globs relay never commits on the agent's behalf, added to the built-in build output list. */
+  neverCommit: string[];
+  /** Names of relay's environment that bar commands also get (beyond the minimal set). */
+  barEnv: string[];
 }
 
 export const CONFIG_PATH = join(".relay", "config.yaml");
@@ -56,6 +60,8 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
   evidenceMaxBytes: 65_536,
   gate: { product: [], refuse: [] },
   acceptedInfra: [],
+  neverCommit: [],
+  barEnv: [],
 });
 
 function deepFreeze<T>(value: T): T {
@@ -102,6 +108,9 @@ const glob = z
   .min(1, { message: "empty glob" })
   .refine((g) => !g.startsWith("!"), { message: "negated globs are not supported" });
 const globList = () => z.array(glob).default(() => []);
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "not an environment variable name" });
 
 const repoSchema = z.strictObject({
   version: z.literal(1).default(1),
@@ -126,6 +135,8 @@ const repoSchema = z.strictObject({
   evidence_max_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
   gate: z.strictObject({ product: globList(), refuse: globList() }).prefault({}),
   accepted_infra: globList(),
+  never_commit: globList(),
+  bar_env: z.array(envName).default(() => []),
 });
 
 const FIXES: Record<string, string> = {
@@ -146,6 +157,8 @@ const FIXES: Record<string, string> = {
   "gate.product": 'write a list of repo-relative globs, e.g. ["src/**", "lib/**"]',
   "gate.refuse": 'write a list of repo-relative globs to refuse, e.g. ["deploy/**"]',
   accepted_infra: 'write a list of repo-relative globs, e.g. [".github/workflows/**"]',
+  never_commit: 'write a list of repo-relative globs, e.g. ["*.log", "tmp/**"]',
+  bar_env: "write a list of environment variable names (letters, digits, _), e.g. [JAVA_HOME]",
 };
 
 /** Parses `.relay/config.yaml` text; `file` is used in messages. Empty text gives the defaults. */
@@ -176,6 +189,8 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
     evidenceMaxBytes: c.evidence_max_bytes,
     gate: { product: c.gate.product, refuse: c.gate.refuse },
     acceptedInfra: c.accepted_infra,
+    neverCommit: c.never_commit,
+    barEnv: c.bar_env,
   };
 }
 
@@ -254,6 +269,8 @@ export function renderDefaultRepoConfig(): string {
     row("  refuse: []", "extra globs a branch may never touch (built-ins always apply)"),
     "",
     row("accepted_infra: []", "globs a human accepted: routed to a human, never auto-merged"),
+    row("never_commit: []", "globs relay never commits for the agent (build output is built in)"),
+    row("bar_env: []", "variables bar commands get beyond PATH, HOME, locale, TMPDIR, USER"),
     "",
   ].join("\n");
 }

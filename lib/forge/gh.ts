@@ -13,6 +13,7 @@
 import { z } from "zod";
 import { CommandError, HoldError } from "../errors.ts";
 import { run, type RunResult } from "../proc/run.ts";
+import { redact } from "../proc/redact.ts";
 
 export const GH_TIMEOUT_MS = 60_000;
 
@@ -185,6 +186,9 @@ export class Gh {
   }
 
   private async exec(args: readonly string[], opts: GhRunOptions): Promise<RunResult> {
+    // Everything relay sends to GitHub passes here (PR bodies, verdicts, comments): no secrets.
+    args = args.map(redact);
+    if (opts.stdin !== undefined) opts = { ...opts, stdin: redact(opts.stdin) };
     try {
       return await run([this.bin, ...args], {
         cwd: this.cwd,

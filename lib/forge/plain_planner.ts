@@ -8,6 +8,7 @@ import type { Git } from "../git/git.ts";
 import { HoldError } from "../errors.ts";
 import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
+import { redact } from "../proc/redact.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { openPlainPrs, plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
@@ -66,7 +67,7 @@ export class PlainPlannerForge implements PlannerForge {
       if (tree.code !== 0) return { merged: false as const, why: "the merge has conflicts" };
       const sha = await this.git.out(
         ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
-        { stdin: message + "\n" },
+        { stdin: redact(message) + "\n" },
       );
       const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
       if (push.ok) {

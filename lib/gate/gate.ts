@@ -376,6 +376,8 @@ export interface RevalidateOptions {
   bar: readonly string[];
   timeoutMs: number;
   maxBytes: number;
+  /** Names of relay's environment the bar commands also get (`bar_env`). */
+  passEnv?: readonly string[];
   /** A folder for the scratch worktree (a temp dir); relay makes and removes its own folder inside. */
   scratchRoot: string;
 }
@@ -429,6 +431,7 @@ export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Prom
     const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
       timeoutMs: opts.timeoutMs,
       maxBytes: opts.maxBytes,
+      ...(opts.passEnv ? { passEnv: opts.passEnv } : {}),
     });
     const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
     return { passed, mergeTree, evidence };

@@ -134,6 +134,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
         bar: brief.bar,
         timeoutMs: config.timeouts.barMs,
         maxBytes: config.evidenceMaxBytes,
+        passEnv: config.barEnv,
         scratchRoot: opts.scratchRoot,
       }),
   };

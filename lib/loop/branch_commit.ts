@@ -6,6 +6,9 @@
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
+import { copyRedacted, redact } from "../proc/redact.ts";
+import { type BuildOutputMatcher, buildOutputMatcher, describePaths } from "./build_output.ts";
+import type { Log } from "./log.ts";
 
 /** Pathspecs that exclude the paperwork from `git add`. */
 const EXCLUDE_PAPERWORK = PAPERWORK_PATHS.map((p) => `:(exclude,top)${p}`);
@@ -13,7 +16,8 @@ const EXCLUDE_PAPERWORK = PAPERWORK_PATHS.map((p) => `:(exclude,top)${p}`);
 /**
  * Copies every paperwork file that differs from HEAD in the worktree (the
  * agent's report above all) into `saveDir`, so nothing an agent wrote is lost
- * when the worktree is cleaned. Returns the relative paths saved.
+ * when the worktree is cleaned. Returns the relative paths saved. Secrets of
+ * relay's environment are redacted from the copies (see redact.ts).
  */
 export async function savePaperwork(wt: Git, saveDir: string): Promise<string[]> {
   const out = await wt.out([
@@ -29,10 +33,9 @@ export async function savePaperwork(wt: Git, saveDir: string): Promise<string[]>
     if (entry.length < 4) continue;
     const path = entry.slice(3);
     try {
-      const data = await Deno.readFile(join(wt.cwd, path));
       const dest = join(saveDir, "worktree-paperwork", path);
       await Deno.mkdir(join(dest, ".."), { recursive: true });
-      await Deno.writeFile(dest, data);
+      await copyRedacted(join(wt.cwd, path), dest);
       saved.push(path);
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound) && !(err instanceof Deno.errors.IsADirectory)) {
@@ -43,16 +46,26 @@ export async function savePaperwork(wt: Git, saveDir: string): Promise<string[]>
   return saved;
 }
 
+export interface LeftoverOptions {
+  /** Where relay says what it committed for the agent and what it left out. */
+  log?: Log;
+  /** The repo's `never_commit` globs, added to the built-in build output list. */
+  neverCommit?: readonly string[];
+}
+
 /**
  * Restores every paperwork path to its version at `base` (index and working
- * tree), stages all other changes, and commits them in one commit when there
- * is anything to commit. Returns the new head, or null when nothing changed.
- * Untracked paperwork files are deleted: `savePaperwork` has kept a copy.
+ * tree), stages all other changes except build output (see build_output.ts),
+ * and commits them in one commit when there is anything to commit. Returns
+ * the new head, or null when nothing changed. Untracked paperwork files are
+ * deleted: `savePaperwork` has kept a copy. Build output stays in the
+ * worktree, uncommitted; removing a tracked build file is committed.
  */
 export async function commitLeftovers(
   wt: Git,
   base: string,
   message: string,
+  opts: LeftoverOptions = {},
 ): Promise<string | null> {
   // Paperwork the branch changed, committed or not.
   const changed =
@@ -72,9 +85,96 @@ export async function commitLeftovers(
       .split("\0").filter((p) => p !== "");
   for (const path of untracked) await Deno.remove(join(wt.cwd, path)).catch(() => {});
 
-  await wt.run(["add", "--all", "--", ".", ...EXCLUDE_PAPERWORK]);
-  const staged = await wt.run(["diff", "--cached", "--quiet"], { allowFail: true });
-  if (staged.code === 0) return null;
-  await wt.run(["commit", "--quiet", "--no-verify", "-m", message]);
+  const buildOutput = buildOutputMatcher(opts.neverCommit);
+  const leftOut = await stageLeftovers(wt, buildOutput);
+  const staged = (await wt.out(["diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD"]))
+    .split("\0").filter((p) => p !== "");
+  if (staged.length) {
+    opts.log?.step(
+      `committing what the agent left uncommitted (${staged.length} file(s)): ${listPaths(staged)}`,
+    );
+  }
+  if (leftOut.length) {
+    opts.log?.step(
+      `left out build output (relay never commits it for the agent): ${
+        describePaths(leftOut, buildOutput)
+      }`,
+    );
+  }
+  if (staged.length === 0) return null;
+  await wt.run(["commit", "--quiet", "--no-verify", "-m", redact(message)]);
   return await wt.head();
+}
+
+/**
+ * Stages what `git add --all` would, outside the paperwork, except build
+ * output: a new or changed build file is left in the worktree (and taken
+ * out of the index if the agent staged it); deleting a tracked one is
+ * staged. Returns the paths left out.
+ */
+async function stageLeftovers(wt: Git, matcher: BuildOutputMatcher): Promise<string[]> {
+  const nameStatus = async (args: string[]) => {
+    const fields = (await wt.out([
+      ...args,
+      "--name-status",
+      "--no-renames",
+      "-z",
+      "--",
+      ".",
+      ...EXCLUDE_PAPERWORK,
+    ]))
+      .split("\0");
+    const out = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) out.set(fields[i + 1]!, fields[i]!);
+    return out;
+  };
+  const staged = await nameStatus(["diff", "--cached", "HEAD"]);
+  const unstaged = await nameStatus(["diff"]);
+  const untracked = (await wt.out([
+    "ls-files",
+    "--others",
+    "--exclude-standard",
+    "-z",
+    "--",
+    ".",
+    ...EXCLUDE_PAPERWORK,
+  ]))
+    .split("\0").filter((p) => p !== "");
+
+  const add: string[] = [];
+  const unstage: string[] = [];
+  const leftOut: string[] = [];
+  for (const path of new Set([...staged.keys(), ...unstaged.keys(), ...untracked])) {
+    if (matcher.match(path) === undefined) {
+      add.push(path);
+    } else if (staged.get(path) === "D") {
+      // The agent took a tracked build file out of the index: that removal is committed.
+    } else if (unstaged.get(path) === "D") {
+      add.push(path);
+    } else {
+      leftOut.push(path);
+      if (staged.has(path)) unstage.push(path);
+    }
+  }
+  // Paths go on stdin (a node_modules can hold more than a command line does), taken literally.
+  const literal = { env: { GIT_LITERAL_PATHSPECS: "1" } };
+  if (add.length) {
+    await wt.run(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      ...literal,
+      stdin: add.join("\0"),
+    });
+  }
+  if (unstage.length) {
+    await wt.run(["restore", "--staged", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      ...literal,
+      stdin: unstage.join("\0"),
+    });
+  }
+  return leftOut.sort();
+}
+
+/** Up to 20 paths, then how many more. */
+function listPaths(paths: readonly string[]): string {
+  const shown = paths.slice(0, 20).join(", ");
+  return paths.length > 20 ? `${shown} and ${paths.length - 20} more` : shown;
 }

@@ -5,6 +5,7 @@
  */
 import type { Git } from "../git/git.ts";
 import { run } from "../proc/run.ts";
+import { redact } from "../proc/redact.ts";
 import { CommandError } from "../errors.ts";
 import { parseBarCommand } from "../protocol/bar.ts";
 import type { Evidence, Report } from "../protocol/types.ts";
@@ -29,14 +30,38 @@ export interface CommandRun {
 }
 
 /**
- * Runs one bar command as an argv in `cwd`. A program that is missing (127),
- * a timeout (124) or a non-zero exit are results, not errors: relay records
- * them like any other output.
+ * What a bar command may see of relay's environment: its output goes onto
+ * main unreviewed, so a command that prints the environment (or a test that
+ * dumps it on failure) must find no API key there. The repo config adds names
+ * with `bar_env`.
+ */
+const BAR_ENV = ["PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "TMP", "TEMP", "USER", "LOGNAME"];
+
+/** The environment of a bar command: BAR_ENV, every LC_* and the `pass` names, as relay has them. */
+export function barEnv(
+  pass: readonly string[] = [],
+  from: Record<string, string> = Deno.env.toObject(),
+): Record<string, string> {
+  const keep = new Set([...BAR_ENV, ...pass]);
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(from)) {
+    if (keep.has(name) || name.startsWith("LC_")) env[name] = value;
+  }
+  return env;
+}
+
+/**
+ * Runs one bar command as an argv in `cwd`, in the minimal environment of
+ * barEnv (plus the `passEnv` names). A program that is missing (127), a
+ * timeout (124) or a non-zero exit are results, not errors: relay records
+ * them like any other output. Secrets in the output are redacted: a name the
+ * repo passes through may still be one.
  */
 export async function runCommand(
   command: string,
   cwd: string,
   timeoutMs: number,
+  passEnv: readonly string[] = [],
 ): Promise<CommandRun> {
   const started = performance.now();
   let exit: number;
@@ -48,6 +73,8 @@ export async function runCommand(
       timeoutMs,
       allowFail: true,
       endGroup: true,
+      env: barEnv(passEnv),
+      inheritEnv: false,
     });
     exit = res.code;
     const sep = res.stdout && res.stderr && !res.stdout.endsWith("\n") ? "\n" : "";
@@ -59,18 +86,28 @@ export async function runCommand(
     exit = timedOut ? 124 : err.code ?? 127;
     output = err.message;
   }
-  return { exit, output, timedOut, durationMs: Math.round(performance.now() - started) };
+  return {
+    exit,
+    output: redact(output),
+    timedOut,
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 export async function runBar(
   wt: Git,
   bar: readonly string[],
-  opts: { timeoutMs: number; maxBytes: number },
+  opts: {
+    timeoutMs: number;
+    maxBytes: number;
+    /** Names of relay's environment the commands also get (`bar_env`). */
+    passEnv?: readonly string[];
+  },
 ): Promise<Evidence[]> {
   const tree = await wt.treeOf("HEAD");
   const results: Evidence[] = [];
   for (const command of bar) {
-    const r = await runCommand(command, wt.cwd, opts.timeoutMs);
+    const r = await runCommand(command, wt.cwd, opts.timeoutMs, opts.passEnv);
     const evidence: Evidence = {
       command,
       exit: r.exit,

@@ -5,6 +5,7 @@
  */
 import type { Brief } from "../protocol/types.ts";
 import type { Finding } from "../state/reviews.ts";
+import { redact } from "../proc/redact.ts";
 
 const FIXED = "- Every blocker and major finding above is fixed, and the report says how.";
 
@@ -25,7 +26,8 @@ export function fixBrief(opts: {
   why: string;
 }): Brief {
   const { original } = opts;
-  const list = opts.findings.map((f) => `- [${f.severity}] ${f.text}`).join("\n");
+  // A reviewer's finding may quote output it saw; the brief lands on main.
+  const list = opts.findings.map((f) => `- [${f.severity}] ${redact(f.text)}`).join("\n");
   return {
     status: "OPEN",
     task: opts.task,

@@ -1,8 +1,10 @@
 import type { RepoPaths } from "../git/discover.ts";
+import { redact } from "../proc/redact.ts";
 
 /**
  * What a tick says as it goes: one plain line per step, to stderr, so stdout stays for data.
  * Into a file (cron.log) each line carries the time, in UTC; on a terminal it does not.
+ * Secrets of relay's environment are redacted (lines quote git, agents and commands).
  */
 export interface Log {
   step(message: string): void;
@@ -20,7 +22,7 @@ export function stamped(line: string, terminal: boolean, at: Date = new Date()):
 
 export const stderrLog: Log = {
   step(message) {
-    console.error(stamped(`relay: ${message}`, Deno.stderr.isTerminal()));
+    console.error(stamped(`relay: ${redact(message)}`, Deno.stderr.isTerminal()));
   },
 };
 

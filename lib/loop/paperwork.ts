@@ -16,6 +16,7 @@ import {
 } from "../git/push_outcome.ts";
 import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
 import type { Log } from "./log.ts";
+import { redact } from "../proc/redact.ts";
 
 /**
  * Brings local main up to the remote's main when it is behind; never rewrites
@@ -52,15 +53,17 @@ export interface PaperworkFiles {
 /**
  * Writes NEXT-STEPS.md and COWORK-STATUS.md and commits them (with any inbox
  * change the planner left) in one commit on main. Idempotent: when HEAD is
- * already that commit, returns it without a new one.
+ * already that commit, returns it without a new one. Secrets of relay's
+ * environment are redacted first: the report quotes the agent's output.
  */
 export async function commitPaperwork(
   primary: Git,
   files: PaperworkFiles,
   message: string,
 ): Promise<string> {
-  await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), files.brief);
-  await Deno.writeTextFile(join(primary.cwd, REPORT_FILE), files.report);
+  message = redact(message);
+  await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), redact(files.brief));
+  await Deno.writeTextFile(join(primary.cwd, REPORT_FILE), redact(files.report));
   const paths: string[] = [BRIEF_FILE, REPORT_FILE];
   const inbox = await primary.out([
     "status",

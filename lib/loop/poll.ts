@@ -52,6 +52,7 @@ import { readStatus } from "../protocol/status_line.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
 import { disagreements, runBar, truncateOutput } from "./evidence.ts";
+import { copyRedacted } from "../proc/redact.ts";
 import { commitPaperwork, pushMain, syncMain } from "./paperwork.ts";
 import { fileHash, sha256 } from "./hash.ts";
 import {
@@ -331,7 +332,7 @@ async function clearStaleReport(wt: Git, runDir: string): Promise<void> {
   ]);
   if (status === "") return;
   await Deno.mkdir(runDir, { recursive: true });
-  await Deno.copyFile(join(wt.cwd, REPORT_FILE), join(runDir, "stale-report.md")).catch(() => {});
+  await copyRedacted(join(wt.cwd, REPORT_FILE), join(runDir, "stale-report.md")).catch(() => {});
   if (await wt.ok(["cat-file", "-e", `HEAD:${REPORT_FILE}`])) {
     await wt.run(["checkout", "--quiet", "HEAD", "--", REPORT_FILE]);
   } else {
@@ -441,7 +442,7 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
       : `WIP: Task #${brief.task} attempt ${journal.attempt} (${
         journal.failure ?? "unfinished"
       }) [relay]`;
-    await commitLeftovers(wt, base, message);
+    await commitLeftovers(wt, base, message, { log: tick.log, neverCommit: config.neverCommit });
     journal.head = await wt.head();
     await tick.primary.updateRef(
       anchorRef(brief.task, journal.runId, "after"),
@@ -880,7 +881,7 @@ async function saveAgentReport(journal: Journal, runDir: string): Promise<void> 
   const path = join(journal.worktree, REPORT_FILE);
   const hash = await fileHash(path);
   if (hash === "" || hash === journal.reportBefore) return;
-  await Deno.copyFile(path, saved);
+  await copyRedacted(path, saved);
 }
 
 interface AgentReport {
@@ -949,6 +950,7 @@ async function evidenceFor(
   const evidence = await runBar(wt, brief.bar, {
     timeoutMs: tick.config.timeouts.barMs,
     maxBytes: tick.config.evidenceMaxBytes,
+    passEnv: tick.config.barEnv,
   });
   await writeJson(path, { head: journal.head, evidence });
   if (!done(journal, "evidence")) await advance(tick, journal, "evidence");

@@ -59,6 +59,14 @@ import {
   unreachable,
 } from "./turn_anchors.ts";
 import { fixBrief, taskTitle } from "./fix_brief.ts";
+import { redactFile } from "../proc/redact.ts";
+import {
+  type BuildOutputMatcher,
+  buildOutputMatcher,
+  clearUntrackedBuildOutput,
+  voidCause,
+  withoutUntrackedBuildOutput,
+} from "./build_output.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
 import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
 import type { TickOptions } from "./log.ts";
@@ -324,10 +332,11 @@ async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Pro
   throw new HoldError(hold.reason, hold.next);
 }
 
-/** Snapshot of what a reviewer must not change. */
+/** Snapshot of what a reviewer must not change (untracked build output aside: see build_output.ts). */
 async function snapshot(
   wt: Git,
   primary: Git,
+  buildOutput: BuildOutputMatcher,
 ): Promise<{ head: string; status: string; refs: string }> {
   const refs = (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
     .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/")).join(
@@ -335,7 +344,10 @@ async function snapshot(
     );
   return {
     head: await wt.out(["rev-parse", "HEAD"]),
-    status: await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+    status: withoutUntrackedBuildOutput(
+      await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+      buildOutput,
+    ),
     refs,
   };
 }
@@ -394,7 +406,8 @@ async function runReview(
     const worktree = join(root, `review-${runId}`);
     await tick.primary.run(["worktree", "add", "--quiet", "--detach", "--", worktree, pr.head]);
     const wt = new Git(worktree);
-    const before = await snapshot(wt, tick.primary);
+    const buildOutput = buildOutputMatcher(tick.config.neverCommit);
+    const before = await snapshot(wt, tick.primary, buildOutput);
     // What the executor may not touch, the reviewer may not either: git's control files,
     // relay's records, the operator profile — and no push through the remote's name.
     // The run folder is left out: the reviewer may write its verdict there.
@@ -436,7 +449,7 @@ async function runReview(
           " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
       );
     }
-    const after = await snapshot(wt, tick.primary);
+    const after = await snapshot(wt, tick.primary, buildOutput);
     const changes: string[] = [];
     if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
     if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
@@ -447,19 +460,21 @@ async function runReview(
     }
     if (changes.length) {
       await voidTurn(tick, worktree, runId, before, after);
-      record.voids.push({
-        runId,
-        at: now(),
-        why: `the reviewer changed its worktree: ${changes.join("; ")}`,
+      const why = voidCause(before.status, after.status, buildOutput, {
+        task: s.task,
+        branch: pr.branch,
       });
+      record.voids.push({ runId, at: now(), why: `${why.cause}: ${changes.join("; ")}` });
       await writeReview(tick.state.reviews, record);
-      tick.log.step(`review turn ${runId} is void: the reviewer changed its worktree`);
-      if (turn === 2) {
+      tick.log.step(`review turn ${runId} is void: ${why.cause}`);
+      // Tracked build output is rewritten on every run: another turn would only be void again.
+      if (turn === 2 || why.next !== undefined) {
         return await holdReview(
           tick,
           s,
           runId,
-          `the reviewer changed its worktree twice (${changes.join("; ")})`,
+          `${turn === 2 ? why.twice : why.cause} (${changes.join("; ")})`,
+          why.next,
         );
       }
       continue;
@@ -518,11 +533,17 @@ async function removeLeftoverReviewWorktrees(primary: Git): Promise<void> {
   }
 }
 
-async function holdReview(tick: Tick, s: Subject, runId: string, reason: string): Promise<never> {
+async function holdReview(
+  tick: Tick,
+  s: Subject,
+  runId: string,
+  reason: string,
+  next?: string,
+): Promise<never> {
   const hold = {
     task: s.task,
     reason: `review of task ${s.task}: ${reason}`,
-    next:
+    next: next ??
       `Look at .git/relay/runs/${runId}/ (reviewer log and output). Fix the reviewer's profile or REVIEWER.md, then run "relay resume".`,
     at: now(),
     runId,
@@ -636,6 +657,7 @@ async function dispatchReviewer(
       bar: s.brief.bar,
       verdictPath,
       timeoutMs: tick.config.timeouts.barMs,
+      passEnv: tick.config.barEnv,
     });
   } else {
     const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
@@ -692,6 +714,7 @@ async function dispatchReviewer(
       return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
     }
   }
+  await redactFile(verdictPath); // the reviewer wrote it into relay's records
   const file = (await readTextOrNull(verdictPath))?.trim();
   if (file) return { text: file };
   return { text: (await readTextOrNull(stdoutPath)) ?? "" };
@@ -910,6 +933,7 @@ async function gateFor(
           bar: s.brief.bar,
           timeoutMs: tick.config.timeouts.barMs,
           maxBytes: tick.config.evidenceMaxBytes,
+          passEnv: tick.config.barEnv,
           scratchRoot,
         });
         // Recorded, so the next tick (and relay status) reuse it instead of re-running the bar.
@@ -967,6 +991,9 @@ async function promoteAfterMerge(tick: Tick, done: string, branch: string): Prom
 async function removeTaskWorktree(tick: Tick, branch: string): Promise<void> {
   const wt = await taskWorktree(tick, branch);
   if (!wt) return;
+  // What relay never commits is all that may be left (no .gitignore): it goes first.
+  await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(tick.config.neverCommit))
+    .catch(() => {});
   const res = await tick.primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
   if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
 }

@@ -11,6 +11,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Names removed from the inherited environment. */
   unsetEnv?: readonly string[];
+  /** false: the child gets `env` only, nothing of relay's environment (bar commands). */
+  inheritEnv?: boolean;
   /** Kill the process group after this many milliseconds. */
   timeoutMs?: number;
   /** Text fed on stdin; otherwise stdin is /dev/null. */
@@ -89,7 +91,7 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
     child = new Deno.Command(program, {
       args,
       cwd: opts.cwd,
-      env: childEnv(opts.env, opts.unsetEnv),
+      env: opts.inheritEnv === false ? { ...opts.env } : childEnv(opts.env, opts.unsetEnv),
       clearEnv: true,
       stdin: opts.stdin === undefined ? "null" : "piped",
       stdout: "piped",

@@ -1,5 +1,10 @@
-/** Small JSON state files, written atomically (write to a temp name, then rename). */
+/**
+ * Small JSON state files, written atomically (write to a temp name, then
+ * rename), with the secrets of relay's environment redacted from every string
+ * (records quote agents, reviewers and git).
+ */
 import { dirname } from "node:path";
+import { redactor } from "../proc/redact.ts";
 
 export async function readJson<T>(path: string): Promise<T | null> {
   let text: string;
@@ -21,7 +26,7 @@ export async function readJson<T>(path: string): Promise<T | null> {
 export async function writeJson(path: string, value: unknown): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${Deno.pid}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(value, null, 2) + "\n");
+  await Deno.writeTextFile(tmp, JSON.stringify(redactor().redactDeep(value), null, 2) + "\n");
   await Deno.rename(tmp, path);
 }
 

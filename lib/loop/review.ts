@@ -861,17 +861,24 @@ export async function runMerge(
   await primary.fetch(config.remote);
   const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
   const subject = originMain ? await readSubject(primary, originMain) : null;
+  // Nothing in flight is an ordinary state (exit 0, decision NONE), not an error.
   if (
     !subject ||
     (opts.task !== undefined && opts.task !== subject.task && opts.task !== subject.report.task)
   ) {
-    throw new InputError(
-      { file: `${config.remote}/${config.main}:${REPORT_FILE}` },
-      opts.task === undefined
-        ? "there is no report to merge"
-        : `there is no report for task ${opts.task}`,
-      "run relay status to see which task is in flight",
-    );
+    return {
+      kind: "idle",
+      message: `nothing to merge: no report ${
+        opts.task === undefined ? "" : `for task ${opts.task} `
+      }on ${config.remote}/${config.main}; "relay status" shows which task is in flight`,
+    };
+  }
+  if (subject.report.outcome === "BLOCKED") {
+    return {
+      kind: "idle",
+      message:
+        `nothing to merge: task ${subject.report.task} is BLOCKED; "relay status" shows the options`,
+    };
   }
   const tick: Tick = {
     repo: opts.repo,

@@ -28,6 +28,7 @@ import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { readHold, writeHold } from "../state/hold.ts";
+import { blockedOptions } from "./blocked.ts";
 import { readTaskRecord } from "../state/tasks.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
@@ -284,8 +285,7 @@ async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Pro
   const hold = {
     task: s.report.task,
     reason: `task ${s.report.task} is BLOCKED: the executor could not finish it`,
-    next:
-      `Read COWORK-STATUS.md on main. If task ${s.task} has an open PR, give up on it with relay close ${s.task} --reason "…" (closes it unmerged, promotes the next brief, clears this HOLD); otherwise queue a fix brief that goes on from the branch's work (Kind: fix, Fixes: ${s.task}, Branch: task-${s.task}) or a better brief (relay inbox add), or promote the next one (relay promote), then run "relay resume".`,
+    next: blockedOptions(s.task),
     at: now(),
   };
   await writeHold(tick.state.hold, hold);

@@ -133,6 +133,27 @@ function tickHold(tick: LastTick | null, current: boolean): string | null {
   return `${tick.message}\n  (the last ${tick.command} stopped here at ${tick.at}; the next ${tick.command} checks again)`;
 }
 
+/**
+ * REVIEWER.md or the repo config in the primary tree but not on origin/main
+ * (as of the last fetch: status itself never fetches). Never fails status.
+ */
+async function unpublished(repo: RepoPaths): Promise<string[]> {
+  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { Git } = await import("../git/git.ts");
+  const { unpublishedWarning } = await import("../loop/unpublished.ts");
+  const { personCwd } = await import("../proc/shell.ts");
+  try {
+    const { remote, main } = await loadRepoConfig(repo.root).catch(() => ({
+      remote: "origin",
+      main: "main",
+    }));
+    const line = await unpublishedWarning(new Git(repo.root), { remote, main, cwd: personCwd() });
+    return line ? [line] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** The waiting line when checks stop the tick that would act next. */
 function blockedLine(subject: string, tick: "poll" | "review", blockers: Blocker[]): string {
   return `blocked: ${subject}, but every ${tick} stops: ${blockers.map((b) => b.what).join("; ")}`;
@@ -245,6 +266,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     journal !== null || brief?.status === "OPEN" || (report !== null && brief?.status === "DONE"),
   );
   for (const b of blockers) problems.push(b.problem);
+  const warnings = await unpublished(repo);
   const reviewBlockers = blockers.filter((b) => !b.pollOnly);
   const lastPoll = await readLastTick(repo.commonDir, "poll");
   const lastReview = await readLastTick(repo.commonDir, "review");
@@ -324,6 +346,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     holdCleared: cleared,
     waiting,
     problems,
+    warnings,
   };
   if (values.json) {
     printJson(data);
@@ -365,5 +388,6 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   console.log(`last review: ${formatLastTick(lastReview, cleared)}`);
   console.log(`\n${waiting}`);
   for (const p of problems) console.log(`problem: ${p}`);
+  for (const w of warnings) console.log(w);
   return code;
 }

@@ -263,3 +263,67 @@ Deno.test("a tick whose pinned cache lost relay's dependencies fails in cron.log
   const fetched = await Array.fromAsync(Deno.readDir(npm)).catch(() => []);
   assert.deepEqual(fetched, []);
 });
+
+/** relay init run by a deno at `deno` (as `npx deno` would run it), with this PATH. */
+async function initWith(scene: Scene, deno: string, PATH: string) {
+  const out = await new Deno.Command(deno, {
+    args: [
+      "run",
+      "--quiet",
+      `--config=${join(ROOT, "deno.json")}`,
+      "-P=relay",
+      join(ROOT, "main.ts"),
+      "init",
+    ],
+    cwd: scene.work,
+    env: { ...scene.env, PATH },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+Deno.test("run by a deno in npm's npx cache, relay init uses a stable deno from PATH, or warns and says how to install one", async () => {
+  await using scene = await makeScene({ bare: true });
+  // The deno binary as npx installs it, under ~/.npm/_npx/<hash>/.
+  const npx = join(scene.env.HOME!, ".npm", "_npx", "5c1d", "node_modules");
+  const npxDeno = join(npx, "deno", "deno");
+  await mkdir(join(npx, "deno"));
+  await mkdir(join(npx, ".bin"));
+  const real = await Deno.realPath(Deno.execPath());
+  await Deno.link(real, npxDeno).catch(() => Deno.copyFile(real, npxDeno));
+  await Deno.symlink(npxDeno, join(npx, ".bin", "deno"));
+  const git = (await findProgram("git", scene.env.PATH!))!;
+  const stable = (await findProgram("deno", scene.env.PATH!))!;
+  assert.ok(stable, "this machine has a deno on PATH");
+
+  // A stable deno on PATH: the lines use it, and init says why.
+  const withStable = await initWith(
+    scene,
+    npxDeno,
+    [join(npx, ".bin"), dirname(stable), dirname(git)].join(":"),
+  );
+  assert.equal(withStable.code, 0, all(withStable));
+  assert.ok(
+    withStable.stdout.includes(
+      `note: the deno running relay init (${npxDeno}) is inside npm's npx cache (npm may delete it); the crontab lines use ${stable} instead`,
+    ),
+    withStable.stdout,
+  );
+  assert.equal(printed(withStable.stdout).poll.split(" ")[2], stable);
+
+  // Only the npx deno: the lines name it, with a warning that says what to install.
+  const gitOnly = await mkdir(join(scene.dir, "git-only"));
+  await Deno.symlink(git, join(gitOnly, "git"));
+  const alone = await initWith(scene, npxDeno, [join(npx, ".bin"), gitOnly].join(":"));
+  assert.equal(alone.code, 0, all(alone));
+  assert.ok(
+    alone.stdout.includes(
+      `warning: the only deno found is ${npxDeno}, inside npm's npx cache (npm may delete it): the crontab lines stop working when it goes. Install a stable one (npm install -g deno@${Deno.version.deno}) and run relay init again`,
+    ),
+    alone.stdout,
+  );
+  assert.equal(printed(alone.stdout).poll.split(" ")[2], npxDeno);
+  assert.ok(!printed(alone.stdout).path.split(":").includes(join(npx, ".bin")));
+});

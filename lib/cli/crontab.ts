@@ -184,7 +184,7 @@ export async function programNotes(
           ? `warning: "${program}" is not an executable file: fix the operator profile`
           : now
           ? `warning: cron will not find "${program}": here it is ${now}, in a folder left out of PATH; install it in a safe folder (e.g. /usr/local/bin or ~/.local/bin)`
-          : `warning: "${program}" is not on PATH here either: install it, or name it by absolute path in the operator profile`,
+          : `warning: "${program}" is not on PATH: install it, or name it by absolute path in the operator profile`,
       );
     } else if (now !== null && realOrSelf(now) !== realOrSelf(there)) {
       notes.push(

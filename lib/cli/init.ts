@@ -163,7 +163,7 @@ Next:
      (crontab -e) with these lines — relay needs git and its agents on PATH:
 
 ${cron.lines.join("\n")}
-${cron.notes.map((n) => `\n  ${n}`).join("")}
+${cron.notes.map((n) => `\n  ${n}`).join("")}${cron.notes.length ? "\n" : ""}
   Run the loop in a clone dedicated to it: relay keeps that clone's primary tree on main.`);
   return 0;
 }

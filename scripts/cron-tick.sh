@@ -8,7 +8,8 @@
 #   * * * * * /path/to/relay/scripts/review.sh /path/to/repo
 #
 # What it does, and nothing more:
-#   - gives cron a sane PATH (~/.deno/bin, ~/.local/bin, /opt/homebrew/bin, /usr/local/bin, ...);
+#   - gives cron a sane PATH (~/.deno/bin, ~/.local/bin, /opt/homebrew/bin, /usr/local/bin, ...,
+#     then the inherited entries), of safe folders only (see safe_dir), and NO_COLOR=1;
 #   - cd's into <repo>;
 #   - runs `relay <poll|review> [extra args]` (RELAY_BIN overrides the binary, default `relay`);
 #   - appends its output, under a timestamped header line, to <repo>/.git/relay/cron.log
@@ -31,13 +32,42 @@ fi
 repo="$1"
 shift
 
-# Sane PATH first, then the inherited one minus relative entries (".", "", ...).
-sane="${HOME:+$HOME/.deno/bin:$HOME/.local/bin:}/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+# A folder may go on PATH when it exists, is absolute, is not world-writable (a sticky folder
+# like /tmp still lets anyone add a `git` that cron would run as you) and is no cache or temp
+# folder (npm's npx cache, node_modules/.bin, Deno's module cache, /tmp): the same rules as the
+# PATH line `relay init` prints.
+deno_cache="${DENO_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/deno}"
+safe_dir() {
+  local dir="$1" real p
+  [[ "$dir" == /* && -d "$dir" ]] || return 1
+  [[ -z "$(find -H "$dir" -maxdepth 0 -perm -0002 2>/dev/null)" ]] || return 1
+  real="$(cd -P -- "$dir" 2>/dev/null && pwd)" || return 1
+  for p in "$dir" "$real"; do
+    case "${p%/}/" in
+    */_npx/* | */node_modules/.bin/* | /tmp/* | /var/tmp/* | /dev/shm/* | /private/tmp/* | /private/var/tmp/*)
+      return 1
+      ;;
+    "${deno_cache%/}/"* | "${HOME:-/nonexistent}/Library/Caches/deno/"* | "${HOME:-/nonexistent}/.npm/"*)
+      return 1
+      ;;
+    esac
+    if [[ -n "${TMPDIR:-}" && "${p%/}/" == "${TMPDIR%/}/"* ]]; then return 1; fi
+  done
+  return 0
+}
+
+# Sane folders first, then the inherited ones, each once and only when safe.
+sane=""
 IFS=: read -r -a inherited <<<"${PATH:-}"
-for dir in ${inherited[@]+"${inherited[@]}"}; do
-  [[ "$dir" == /* ]] && sane="$sane:$dir"
+for dir in ${HOME:+"$HOME/.deno/bin" "$HOME/.local/bin"} /opt/homebrew/bin /usr/local/bin \
+  /usr/bin /bin /usr/sbin /sbin ${inherited[@]+"${inherited[@]}"}; do
+  dir="${dir%/}"
+  case ":$sane:" in *":$dir:"*) continue ;; esac
+  if safe_dir "$dir"; then sane="${sane:+$sane:}$dir"; fi
 done
 export PATH="$sane"
+# No colour codes in cron.log, whatever the programs think of their output.
+export NO_COLOR=1
 
 if ! cd -- "$repo" 2>/dev/null; then
   echo "$0: cannot cd to repo: '$repo'" >&2

@@ -156,14 +156,34 @@ Deno.test("relay -C <path> init works from another folder", async () => {
   assert.ok(!(await exists(join(scene.dir, ".relay"))), "nothing is written in the current folder");
 });
 
-Deno.test("relay init from a subfolder installs at the repository root", async () => {
+Deno.test("relay init from a subfolder installs at the repository root, and its git add and commit work from there", async () => {
   await using scene = await bareScene();
-  const res = await scene.relay(["init"], { cwd: join(scene.work, "src") });
+  const src = join(scene.work, "src");
+  const res = await scene.relay(["init"], { cwd: src });
   assert.equal(res.code, 0, res.stderr);
   for (const file of INSTALLED) assert.ok(await exists(join(scene.work, file)), file);
   assert.ok(!(await exists(join(scene.work, "src", ".relay"))));
   assert.ok(!(await exists(join(scene.work, "src", "CLAUDE.md"))));
   assert.ok(res.stdout.includes(` -C ${scene.work} --profile `), res.stdout);
+
+  // The person pastes the two git lines init printed, in the subfolder they ran it from.
+  const lines = res.stdout.split("\n").map((l) => l.trim());
+  const add = lines.find((l) => / add /.test(l) && l.startsWith("git"));
+  const commit = lines.find((l) => / commit -m /.test(l) && l.startsWith("git"));
+  assert.ok(add && commit, res.stdout);
+  assert.equal(add, `git -C ${scene.work} add ${INSTALLED.join(" ")}`);
+  for (const line of [add, commit]) {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", line],
+      cwd: src,
+      env: scene.env,
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    assert.equal(out.code, 0, `${line}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  const pushed = await scene.out(["ls-tree", "-r", "--name-only", "origin/main"]);
+  for (const file of INSTALLED) assert.ok(pushed.split("\n").includes(file), pushed);
 });
 
 Deno.test("relay init --profile <file> writes the profile there", async () => {

@@ -87,11 +87,13 @@ Deno.test("poll and review record their last result, and relay status shows both
   const status = await scene.relay(["status"]);
   assert.equal(status.code, 0, all(status));
   assert.ok(
-    status.stdout.includes(`last poll: ${lastPoll.at} exit 0 — ${lastPoll.message}\n`),
+    status.stdout.includes(`last poll: ${lastPoll.at} exit 0, task 1 — ${lastPoll.message}\n`),
     status.stdout,
   );
   assert.ok(
-    status.stdout.includes(`last review: ${lastReview.at} exit 0 — ${lastReview.message}\n`),
+    status.stdout.includes(
+      `last review: ${lastReview.at} exit 0, task 1 — ${lastReview.message}\n`,
+    ),
     status.stdout,
   );
   const json = JSON.parse((await scene.relay(["status", "--json"])).stdout);
@@ -134,7 +136,7 @@ Deno.test("a review that throws records the exit code main.ts gives it and its m
 
   const status = await scene.relay(["status"]);
   assert.equal(status.code, 2, all(status));
-  assert.match(status.stdout, /^last review: \S+ exit 2 — error: .*fix_rounds/m);
+  assert.match(status.stdout, /^last review: \S+ exit 2, task 1 — error: .*fix_rounds/m);
   assert.match(
     status.stdout,
     /^blocked: task 1 reported SHIPPED, but every review stops: \.relay\/config\.yaml is invalid$/m,

@@ -34,7 +34,7 @@ Deno.test("relay status with a typo'd key in .relay/config.yaml names it as a pr
   // The last poll is on record with its exit code and the error it printed.
   assert.match(
     res.stdout,
-    /^last poll: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z exit 2 — error: .*\.relay\/config\.yaml/m,
+    /^last poll: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z exit 2, task 1 — error: .*\.relay\/config\.yaml/m,
   );
   assert.match(res.stdout, /^last review: none recorded$/m);
 
@@ -79,7 +79,10 @@ Deno.test("relay status with the primary tree on another branch says polls stop 
     /^blocked: task 1 is open, but every poll stops: the primary tree is on "feature", not "main"$/m,
   );
   assert.match(res.stdout, /^ {2}fix: run "git switch main" in /m);
-  assert.match(res.stdout, /^last poll: \S+ exit 3 — HOLD: The primary tree is on "feature"/m);
+  assert.match(
+    res.stdout,
+    /^last poll: \S+ exit 3, task 1 — HOLD: The primary tree is on "feature"/m,
+  );
 
   await scene.git(scene.work, ["switch", "--quiet", "main"]);
   const back = await scene.relay(["status"]);
@@ -166,7 +169,9 @@ Deno.test("relay status after polls that fail on an unreachable origin shows the
 
   const res = await scene.relay(["status"]);
   assert.equal(res.code, 0, all(res));
-  const last = /^last poll: (\S+) exit 1 — error: exited 128: git .* fetch /m.exec(res.stdout);
+  const last = /^last poll: (\S+) exit 1, task 1 — error: exited 128: git .* fetch /m.exec(
+    res.stdout,
+  );
   assert.ok(last, res.stdout);
   // git's own words follow, indented, as the poll printed them.
   assert.match(res.stdout, /^ {2}.*gone\.git/m);

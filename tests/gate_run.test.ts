@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { gate } from "../lib/cli/gate.ts";
 import { loadRepoConfig } from "../lib/config/repo.ts";
-import { InputError } from "../lib/errors.ts";
 import { PlainExecutorForge } from "../lib/forge/plain_executor.ts";
 import {
   decide,
@@ -558,14 +557,13 @@ Deno.test("relay gate decides MERGE on what relay poll shipped, and changes noth
   assert.equal(await rev(scene, "origin/main"), main, "relay gate never merges");
 });
 
-Deno.test("relay gate <task> refuses a task the report on origin/main is not for", async () => {
+Deno.test("relay gate <task> for a task the report on origin/main is not for: nothing to gate (13)", async () => {
   const s = await setup();
   await using _ = s.scene;
-  await assert.rejects(
-    () => runCli(["7"], s.scene.work),
-    (err: Error) =>
-      err instanceof InputError && /no report for task 7 on origin\/main/.test(err.message),
-  );
+  const res = await runCli(["7"], s.scene.work);
+  assert.equal(res.code, 13);
+  assert.match(res.out, /^gate: nothing to gate: no report for task 7 on origin\/main/);
+  assert.match(res.out, /^decision: NONE$/m);
 });
 
 Deno.test("decide() puts REFUSE before WAIT before HUMAN before MERGE", () => {

@@ -55,3 +55,56 @@ Deno.test("cron wrappers log a run's output under one header, leave no trace of 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cron wrappers run relay with NO_COLOR=1 and a PATH of safe folders only: no world-writable, cache or missing folder", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-cron-" });
+  try {
+    const repo = join(dir, "repo");
+    await Deno.mkdir(join(repo, ".git"), { recursive: true });
+    const fake = join(dir, "relay");
+    await Deno.writeTextFile(
+      fake,
+      '#!/usr/bin/env bash\necho "PATH=$PATH"\necho "NO_COLOR=$NO_COLOR"\n',
+    );
+    await Deno.chmod(fake, 0o755);
+    // (These sit under /tmp, itself refused; tests/cli_init_crontab.test.ts checks each rule
+    // apart. A world-writable folder outside /tmp, when the system has one, is here too.)
+    const ww = join(dir, "shared");
+    await Deno.mkdir(ww);
+    await Deno.chmod(ww, 0o1777);
+    const cache = join(dir, "home", ".npm", "_npx", "1a2b", "node_modules", ".bin");
+    await Deno.mkdir(cache, { recursive: true });
+    const modules = join(dir, "app", "node_modules", ".bin");
+    await Deno.mkdir(modules, { recursive: true });
+    const missing = join(dir, "not-there");
+    const sticky = ["/run/lock", "/var/lock"].filter((d) => {
+      try {
+        const info = Deno.statSync(d);
+        return info.isDirectory && ((info.mode ?? 0) & 0o002) !== 0;
+      } catch {
+        return false;
+      }
+    });
+    const PATH = [ww, cache, modules, missing, "relative", ...sticky, "/usr/bin", "/usr/bin/"]
+      .join(":");
+
+    const res = await tick("poll.sh", [repo], { RELAY_BIN: fake, HOME: join(dir, "home"), PATH });
+    assert.equal(res.code, 0, res.stderr);
+    const log = await Deno.readTextFile(join(repo, ".git", "relay", "cron.log"));
+    assert.match(log, /^NO_COLOR=1$/m);
+    const path = /^PATH=(.*)$/m.exec(log)?.[1] ?? "";
+    const dirs = path.split(":");
+    for (const bad of [ww, cache, modules, missing, "relative", "", ...sticky]) {
+      assert.ok(!dirs.includes(bad), `${bad} in ${path}`);
+    }
+    assert.ok(dirs.includes("/usr/bin"), path);
+    assert.equal(dirs.filter((d) => d === "/usr/bin").length, 1, path);
+    for (const d of dirs) {
+      const info = await Deno.stat(d);
+      assert.ok(info.isDirectory && ((info.mode ?? 0) & 0o002) === 0, d);
+      assert.ok(!d.startsWith("/tmp/"), d);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

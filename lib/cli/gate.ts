@@ -1,7 +1,8 @@
 /**
  * `relay gate [<task>] [--json]`: fetches, then runs the merge gate on the PR
  * that the report on origin/main names, and prints each check and the
- * decision. Exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT. It never merges and
+ * decision. Exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT, 13 NONE (no PR to judge:
+ * nothing reported, the PR merged or closed, the task BLOCKED). It never merges and
  * writes nothing but what `git fetch` writes (and, when main moved by product
  * code, a scratch worktree it removes again).
  */
@@ -9,8 +10,8 @@ import { tmpdir } from "node:os";
 import { loadRepoConfig } from "../config/repo.ts";
 import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import { formatGate, gateExitCode, runGate } from "../gate/gate.ts";
-import { loadGateInput } from "../gate/load.ts";
+import { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT, runGate } from "../gate/gate.ts";
+import { loadGateInput, NothingToGate } from "../gate/load.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 
 export async function gate(args: string[], ctx: Context): Promise<number> {
@@ -31,13 +32,24 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
   const config = await loadRepoConfig(repo.root);
   const git = new Git(repo.root, config.timeouts.networkMs);
   await git.fetch(config.remote);
-  const { input, reviewTask } = await loadGateInput({
-    git,
-    commonDir: repo.commonDir,
-    config,
-    scratchRoot: tmpdir(),
-    ...(task !== undefined ? { task } : {}),
-  });
+  let loaded;
+  try {
+    loaded = await loadGateInput({
+      git,
+      commonDir: repo.commonDir,
+      config,
+      scratchRoot: tmpdir(),
+      ...(task !== undefined ? { task } : {}),
+    });
+  } catch (err) {
+    if (!(err instanceof NothingToGate)) throw err;
+    // An ordinary state, not an error: one line (or an object with a decision), exit 13.
+    if (values.json) {
+      printJson({ task: err.task, pr: err.pr, decision: "NONE", reason: err.message, checks: [] });
+    } else console.log(`gate: nothing to gate: ${err.message}\ndecision: NONE`);
+    return NOTHING_TO_GATE_EXIT;
+  }
+  const { input, reviewTask } = loaded;
   const decision = await runGate(input);
   if (values.json) {
     printJson({

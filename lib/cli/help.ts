@@ -19,7 +19,8 @@ Commands:
   promote    move the next queued brief into NEXT-STEPS.md (only when none is open)
   poll       the executor tick (cron runs it every minute)
   review     the reviewer tick (cron runs it every minute): review, gate, merge or send back
-  gate       check whether the PR in flight may merge (exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT)
+  gate       check whether the PR in flight may merge (exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT,
+             13 nothing to gate)
   merge      gate, then merge the PR in flight through the forge, then promote the next brief
   close      give up on a task's PR without merging it (the branch stays), promote the next brief
   status     what the loop is doing, and why it waits
@@ -70,12 +71,18 @@ the next queued brief; a FAIL or a refusal writes a fix brief to NEXT-STEPS.md
 
 Prints each check (scope, verdict, evidence, in-flight, mergeable) with PASS,
 REFUSE, HUMAN or WAIT and the reason, then one decision. Never merges.
-Exit codes: 0 MERGE, 10 REFUSE (send back), 11 HUMAN (route to a person), 12 WAIT (not ready).`,
+With no PR to judge (nothing reported on main, the PR merged or closed, the
+task BLOCKED) it prints why and the decision NONE. --json always prints an
+object with a "decision" (NONE comes with a "reason").
+Exit codes: 0 MERGE, 10 REFUSE (send back), 11 HUMAN (route to a person), 12 WAIT (not ready),
+13 NONE (nothing to gate).`,
   merge: `Usage: relay merge [<task>] [--json]
 
 Runs the gate and, when it says MERGE, merges the PR through the forge with a
 compare-and-swap on the reviewed head, then promotes the next queued brief.
-Exit codes as for gate when it does not merge.`,
+Exit 0 when it merged or there is nothing to merge (--json: "decision": "NONE");
+otherwise the gate's exit code (10 REFUSE, 11 HUMAN, 12 WAIT), or 1 when the
+forge would not merge.`,
   close: `Usage: relay close <task> --reason <text>
 
 A person's decision: closes the PR of <task> without merging it (its branch and

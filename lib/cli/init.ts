@@ -7,6 +7,16 @@ import { dirname, join } from "node:path";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 import { readTemplate } from "./templates.ts";
 import { CONFIG_FILE, INBOX_DIR } from "../state/paths.ts";
+import type { RepoPaths } from "../git/discover.ts";
+import { gitIn, personCwd, shellLine } from "../proc/shell.ts";
+
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
 
 async function writeIfAbsent(path: string, text: string): Promise<boolean> {
   await Deno.mkdir(dirname(path), { recursive: true });
@@ -17,17 +27,6 @@ async function writeIfAbsent(path: string, text: string): Promise<boolean> {
     if (err instanceof Deno.errors.AlreadyExists) return false;
     throw err;
   }
-}
-
-/** How cron should start this same relay: the binary itself, or deno with the same permission set. */
-export function relayCommand(): string {
-  const exe = Deno.execPath();
-  const name = exe.split(/[\\/]/).pop() ?? "";
-  if (!/^deno(\.exe)?$/.test(name)) return exe;
-  const main = new URL("../../main.ts", import.meta.url).pathname;
-  const config = new URL("../../deno.json", import.meta.url).pathname;
-  // --quiet: without it deno warns about config-file permissions on every tick, into cron.log.
-  return `${exe} run --quiet --config ${config} -P=relay ${main}`;
 }
 
 async function excludeFromGit(commonDir: string, names: string[]): Promise<string[]> {
@@ -53,13 +52,57 @@ async function excludeFromGit(commonDir: string, names: string[]): Promise<strin
   return add;
 }
 
-function commitStep(files: string[]): string {
+/** The commit advice; `git` is how to reach the repository from the person's folder. */
+function commitStep(files: string[], git: string): string {
   if (files.length === 0) {
     return "Nothing new was written: relay was already set up here; nothing to commit.";
   }
   return `Review and commit the new files yourself, then push:
-       git add ${files.join(" ")}
-       git commit -m "relay: init" && git push`;
+       ${git} add ${shellLine(files)}
+       ${git} commit -m "relay: init" && ${git} push`;
+}
+
+/**
+ * The PATH and the two tick lines, checked: what was left out of PATH and
+ * why, and any program cron would not find, as lines for the person.
+ */
+async function crontab(
+  repo: RepoPaths,
+  profile: string,
+  log: string,
+): Promise<{ lines: string[]; notes: string[] }> {
+  const cron = await import("./crontab.ts");
+  const { loadProfile } = await import("../config/profile.ts");
+  const pathEnv = Deno.env.get("PATH") ?? "";
+  const safety = cron.safetyContext();
+  const relay = await cron.relayCommand(safety, pathEnv);
+  const path = cron.cronPath(pathEnv, [relay.dir], safety);
+  let roles = null;
+  const notes = [...relay.notes];
+  try {
+    roles = await loadProfile(profile);
+  } catch (err) {
+    notes.push(
+      `warning: the operator profile does not load, so its programs were not checked: ${
+        (err as Error)?.message ?? String(err)
+      }`,
+    );
+  }
+  if (path.dropped.length) {
+    notes.unshift(
+      `Left out of PATH: ${path.dropped.map((d) => `${d.dir} (${d.why})`).join("; ")}.`,
+    );
+  }
+  notes.push(...await cron.programNotes(cron.profilePrograms(roles), pathEnv, path.dirs));
+  const global = ["-C", repo.root, "--profile", profile];
+  return {
+    lines: [
+      `PATH=${path.dirs.join(":")}`,
+      `* * * * * ${cron.cronCommand(relay, [...global, "poll", "--quiet"], log)}`,
+      `* * * * * ${cron.cronCommand(relay, [...global, "review", "--quiet"], log)}`,
+    ],
+    notes,
+  };
 }
 
 export async function init(args: string[], ctx: Context): Promise<number> {
@@ -100,22 +143,27 @@ export async function init(args: string[], ctx: Context): Promise<number> {
     }`,
   );
 
-  const relay = relayCommand();
   const log = join(repo.commonDir, "relay", "cron.log");
   // The crontab line appends to this log: sh cannot open it in a folder that does not exist yet.
   await Deno.mkdir(dirname(log), { recursive: true });
+  const cron = await crontab(repo, profile, log);
+  // From a subfolder (or with -C, or under deno task) plain `git add` paths would miss.
+  const git = gitIn(realOrSelf(repo.root), realOrSelf(personCwd()));
   console.log(`
 Next:
   1. Edit CLAUDE.md / AGENTS.md: start with what this project is NOT.
   2. Check the operator profile (${profile}): it alone decides which agent programs run.
-  3. ${commitStep(written.filter((f) => !(values["web-root"] && /^(CLAUDE|AGENTS)\.md$/.test(f))))}
+  3. ${
+    commitStep(
+      written.filter((f) => !(values["web-root"] && /^(CLAUDE|AGENTS)\.md$/.test(f))),
+      git,
+    )
+  }
   4. Queue a brief (relay inbox add brief.md), promote it (relay promote), and install cron
-     (crontab -e) with these lines — relay needs its agents on PATH:
+     (crontab -e) with these lines — relay needs git and its agents on PATH:
 
-PATH=${Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin"}
-* * * * * ${relay} -C ${repo.root} --profile ${profile} poll --quiet >> ${log} 2>&1
-* * * * * ${relay} -C ${repo.root} --profile ${profile} review --quiet >> ${log} 2>&1
-
+${cron.lines.join("\n")}
+${cron.notes.map((n) => `\n  ${n}`).join("")}${cron.notes.length ? "\n" : ""}
   Run the loop in a clone dedicated to it: relay keeps that clone's primary tree on main.`);
   return 0;
 }

@@ -23,8 +23,15 @@ export async function merge(args: string[], ctx: Context): Promise<number> {
     log: stderrLog,
     ...(task !== undefined ? { task } : {}),
   });
-  if (values.json) printJson({ result: result.kind, ...result });
-  else console.log(result.message);
+  if (values.json) {
+    // Always a decision: the gate's, or NONE (with the reason) when no gate ran.
+    const { decision, ...rest } = result;
+    printJson({
+      result: result.kind,
+      ...rest,
+      ...(decision ?? { decision: "NONE", reason: result.message, checks: [] }),
+    });
+  } else console.log(result.message);
   if (result.kind === "merged" || result.kind === "idle" || result.kind === "busy") return 0;
   const d = result.decision?.decision;
   return d === "REFUSE" ? 10 : d === "HUMAN" ? 11 : d === "WAIT" ? 12 : 1;

@@ -39,6 +39,9 @@ export async function resume(args: string[], ctx: Context): Promise<number> {
     outcome = `run ${journal.runId} was not the held run; the next poll carries on with it`;
   }
   await clearHold(state.hold);
+  // From now on, `relay status` shows tick records from before this as history.
+  const { recordHoldCleared } = await import("../state/last_tick.ts");
+  await recordHoldCleared(repo.commonDir, "resume", hold);
   // The whole reason, every line of it (a gate or git message often has several); the HOLD's
   // "next:" is left out: that is what the person has just done.
   console.log(`cleared: HOLD on task ${hold.task} (since ${hold.at}): ${hold.reason}`);

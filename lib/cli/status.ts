@@ -111,12 +111,53 @@ async function preflight(
 }
 
 /**
- * When the tick's last run failed, what the waiting line adds. A HOLD is left
- * out: while it stands, hold.json says it; once cleared, it is over.
+ * When the tick's last run failed, what the waiting line adds; only for a
+ * record that is current (see isCurrentTick): a failure of another task, or
+ * from before a person cleared a HOLD, is history. A HOLD is left out: see
+ * tickHold.
  */
-function lastFailed(tick: LastTick | null): string | null {
-  if (!tick || tick.exit === 0 || tick.result === "human" || tick.result === "hold") return null;
+function lastFailed(tick: LastTick | null, current: boolean): string | null {
+  if (!tick || !current) return null;
+  if (tick.exit === 0 || tick.result === "human" || tick.result === "hold") return null;
   return `the last ${tick.command} failed (exit ${tick.exit} at ${tick.at}; see "last ${tick.command}" above)`;
+}
+
+/** The HOLDs checkPrimary() in lib/loop/poll.ts raises, which preflight() re-checks. */
+const PREFLIGHT_HOLD = /^HOLD: The primary tree is (on |in the middle of )/;
+
+/**
+ * A HOLD the last tick stopped at that hold.json does not carry (one found
+ * before any work starts, e.g. origin/main missing: it clears by itself once
+ * the cause is fixed). While its record is current, it is what the loop waits
+ * on: the waiting line says what the HOLD says, never "the next poll starts".
+ */
+function tickHold(tick: LastTick | null, current: boolean): string | null {
+  if (!tick || !current || tick.result !== "hold") return null;
+  // The primary tree's branch and a merge or rebase in progress are checked live by
+  // preflight: while they stand, the blocked line says so; once fixed, the HOLD is over.
+  if (PREFLIGHT_HOLD.test(tick.message)) return null;
+  return `${tick.message}\n  (the last ${tick.command} stopped here at ${tick.at}; the next ${tick.command} checks again)`;
+}
+
+/**
+ * REVIEWER.md or the repo config in the primary tree but not on origin/main
+ * (as of the last fetch: status itself never fetches). Never fails status.
+ */
+async function unpublished(repo: RepoPaths): Promise<string[]> {
+  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { Git } = await import("../git/git.ts");
+  const { unpublishedWarning } = await import("../loop/unpublished.ts");
+  const { personCwd } = await import("../proc/shell.ts");
+  try {
+    const { remote, main } = await loadRepoConfig(repo.root).catch(() => ({
+      remote: "origin",
+      main: "main",
+    }));
+    const line = await unpublishedWarning(new Git(repo.root), { remote, main, cwd: personCwd() });
+    return line ? [line] : [];
+  } catch {
+    return [];
+  }
 }
 
 /** The waiting line when checks stop the tick that would act next. */
@@ -145,7 +186,10 @@ async function reviewState(
     return `task ${task}'s PR was closed unmerged by a person (${record.closed.reason})`;
   }
   if (report.outcome === "BLOCKED") {
-    return `task ${report.task} is BLOCKED: a person decides what happens next`;
+    const { blockedOptions } = await import("../loop/blocked.ts");
+    return `task ${report.task} is BLOCKED: a person decides what happens next\n  next: ${
+      blockedOptions(task)
+    }`;
   }
   if (record.human?.head === report.head) {
     return `waiting for a person to merge ${pr}: it changes owner-accepted infra (${
@@ -182,7 +226,9 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const { listInbox } = await import("../loop/inbox.ts");
   const { sha256 } = await import("../loop/hash.ts");
   const { writeBrief } = await import("../protocol/brief.ts");
-  const { formatLastTick, readLastTick } = await import("../state/last_tick.ts");
+  const { formatLastTick, isCurrentTick, readHoldCleared, readLastTick } = await import(
+    "../state/last_tick.ts"
+  );
 
   const problems: string[] = [];
   const briefText = await readTextOrNull(join(repo.root, BRIEF_FILE));
@@ -226,9 +272,17 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     journal !== null || brief?.status === "OPEN" || (report !== null && brief?.status === "DONE"),
   );
   for (const b of blockers) problems.push(b.problem);
+  const warnings = await unpublished(repo);
   const reviewBlockers = blockers.filter((b) => !b.pollOnly);
   const lastPoll = await readLastTick(repo.commonDir, "poll");
   const lastReview = await readLastTick(repo.commonDir, "review");
+  const cleared = await readHoldCleared(repo.commonDir);
+  // Whether each record still describes the loop: about the task the next tick of its kind
+  // works on, and not from before a person cleared a HOLD.
+  const pollCurrent = isCurrentTick(lastPoll, journal?.task ?? brief?.task ?? null, cleared);
+  const reviewCurrent = isCurrentTick(lastReview, report?.task ?? null, cleared);
+  const pollHold = tickHold(lastPoll, pollCurrent);
+  const reviewHold = tickHold(lastReview, reviewCurrent);
 
   const branch = currentBranch(repo.gitDir);
   let waiting: string;
@@ -237,9 +291,11 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     waiting = `a tick is running (pid ${lock.info?.pid}, since ${lock.info?.started})`;
   } else if (journal) {
     const run = `run ${journal.runId}, after "${journal.step}"`;
-    const failed = lastFailed(lastPoll);
+    const failed = lastFailed(lastPoll, pollCurrent);
     waiting = blockers.length
       ? blockedLine(`an interrupted tick waits to be finished (${run})`, "poll", blockers)
+      : pollHold
+      ? pollHold
       : failed
       ? `an interrupted tick waits to be finished (${run}), but ${failed}: the next poll tries again`
       : `an interrupted tick will be finished by the next poll (${run})`;
@@ -248,9 +304,11 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     const { openPlainPrs } = await import("../forge/plain_executor.ts");
     const inFlight = (await openPlainPrs(state.prs)).map((r) => r.branch)
       .filter((b) => b !== brief.branch);
-    const failed = lastFailed(lastPoll);
+    const failed = lastFailed(lastPoll, pollCurrent);
     waiting = blockers.length
       ? blockedLine(`task ${brief.task} is open`, "poll", blockers)
+      : pollHold
+      ? pollHold
       : failed
       ? `task ${brief.task} is open, but ${failed}: the next poll tries again`
       : inFlight.length
@@ -259,15 +317,18 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       } is in flight until the reviewer merges it or sends it back`
       : `task ${brief.task} is open: the next poll starts the executor`;
   } else if (report && brief?.status === "DONE") {
-    const failed = lastFailed(lastReview);
+    const failed = lastFailed(lastReview, reviewCurrent);
     waiting = reviewBlockers.length
       ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
+      : reviewHold
+      ? reviewHold
       : `${await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length)}${
         failed ? `; but ${failed}` : ""
       }`;
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
   else waiting = "idle: nothing open and nothing queued";
-  const code = hold || blockers.some((b) => b.hold) ? 3 : problems.length ? 2 : 0;
+  const heldByTick = !hold && (waiting === pollHold || waiting === reviewHold);
+  const code = hold || heldByTick || blockers.some((b) => b.hold) ? 3 : problems.length ? 2 : 0;
 
   const data = {
     repo: repo.root,
@@ -288,8 +349,10 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     hold,
     lastPoll,
     lastReview,
+    holdCleared: cleared,
     waiting,
     problems,
+    warnings,
   };
   if (values.json) {
     printJson(data);
@@ -327,9 +390,10 @@ export async function status(args: string[], ctx: Context): Promise<number> {
         : "not running"
     }${journal ? `; journal: run ${journal.runId} after "${journal.step}"` : ""}`,
   );
-  console.log(`last poll: ${formatLastTick(lastPoll)}`);
-  console.log(`last review: ${formatLastTick(lastReview)}`);
+  console.log(`last poll: ${formatLastTick(lastPoll, cleared)}`);
+  console.log(`last review: ${formatLastTick(lastReview, cleared)}`);
   console.log(`\n${waiting}`);
   for (const p of problems) console.log(`problem: ${p}`);
+  for (const w of warnings) console.log(w);
   return code;
 }

@@ -8,7 +8,14 @@
 import type { RepoPaths } from "../git/discover.ts";
 import { type Context, printJson } from "./args.ts";
 import { silentLog, stamped, stderrLog, type TickOptions } from "../loop/log.ts";
-import { failedTick, lastTick, saveLastTick, type TickCommand } from "../state/last_tick.ts";
+import {
+  failedTick,
+  type LastTick,
+  lastTick,
+  saveLastTick,
+  type TickCommand,
+  tickSubject,
+} from "../state/last_tick.ts";
 import { redact } from "../proc/redact.ts";
 
 export async function runTick<R extends { kind: string; message: string }>(opts: {
@@ -23,6 +30,9 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   quietKinds?: readonly string[];
 }): Promise<number> {
   const { command, repo, ctx } = opts;
+  // Read before the tick changes anything: the record names the task it was about.
+  const task = await tickSubject(repo.commonDir, repo.root, command);
+  const about = (t: LastTick): LastTick => task === null ? t : { ...t, task };
   let result: R;
   try {
     result = await opts.start({
@@ -32,11 +42,11 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
       log: opts.quiet ? silentLog : stderrLog,
     });
   } catch (err) {
-    await saveLastTick(repo.commonDir, failedTick(command, err));
+    await saveLastTick(repo.commonDir, about(failedTick(command, err)));
     throw err;
   }
   const code = opts.exitCode(result);
-  await saveLastTick(repo.commonDir, lastTick(command, code, result.kind, result.message));
+  await saveLastTick(repo.commonDir, about(lastTick(command, code, result.kind, result.message)));
   if (opts.json) printJson({ result: result.kind, ...result });
   else if (!(opts.quiet && opts.quietKinds?.includes(result.kind))) {
     console.log(stamped(redact(result.message), Deno.stdout.isTerminal()));

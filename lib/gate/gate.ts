@@ -346,7 +346,13 @@ async function mergeableCheck(git: Git, base: string, head: string): Promise<Gat
 
 const EXIT_CODES: Record<GateDecisionKind, number> = { MERGE: 0, REFUSE: 10, HUMAN: 11, WAIT: 12 };
 
-/** `relay gate`'s exit status: 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT. */
+/**
+ * `relay gate`'s exit status when there is no PR to judge (decision NONE: nothing
+ * reported on main, the PR merged or closed, the task BLOCKED). Not 0: 0 means MERGE.
+ */
+export const NOTHING_TO_GATE_EXIT = 13;
+
+/** `relay gate`'s exit status: 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT (13 NONE, see above). */
 export function gateExitCode(decision: GateDecision): number {
   return EXIT_CODES[decision.decision];
 }

@@ -29,6 +29,23 @@ export interface LoadGateOptions {
   forge?: PlannerForge;
 }
 
+/**
+ * An ordinary state with no PR to judge: nothing reported on main, a PR that
+ * is merged or closed, a BLOCKED task. `relay gate` says so (decision NONE),
+ * it is not an error.
+ */
+export class NothingToGate extends Error {
+  override name = "NothingToGate";
+  constructor(
+    message: string,
+    /** The task the report on main is about, when there is one. */
+    readonly task: number | null = null,
+    readonly pr: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
 export interface LoadedGate {
   input: GateInput;
   /** The task whose review record was read (the PR's original task). */
@@ -62,20 +79,23 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   const reportFile = `${mainName}:${REPORT_FILE}`;
   const reportText = await showFile(git, mainRef, REPORT_FILE);
   if (reportText === null) {
-    throw new InputError(
-      { file: reportFile },
-      `Cannot run the gate: there is no ${REPORT_FILE} on ${mainName}`,
-      "wait for the executor to report (relay poll commits the report to main)",
+    throw new NothingToGate(
+      `no ${REPORT_FILE} on ${mainName}: no PR is in flight (the executor reports first)`,
     );
   }
   const report = parseReport(reportText, reportFile);
   if (
     opts.task !== undefined && report.task !== opts.task && report.branch !== `task-${opts.task}`
   ) {
-    throw new InputError(
-      { file: reportFile, key: "Task" },
-      `Cannot run the gate: no report for task ${opts.task} on ${mainName} (the report there is for task ${report.task})`,
-      `run "relay gate" without a task, or with ${report.task}`,
+    throw new NothingToGate(
+      `no report for task ${opts.task} on ${mainName} (the report there is for task ${report.task}); run "relay gate" without a task, or with ${report.task}`,
+      report.task,
+    );
+  }
+  if (report.outcome === "BLOCKED") {
+    throw new NothingToGate(
+      `task ${report.task} is BLOCKED: the executor could not finish it, so there is nothing to merge; "relay status" shows the options`,
+      report.task,
     );
   }
 
@@ -100,18 +120,13 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   const forge = opts.forge ?? plannerForgeFor(git, config, opts.commonDir);
   const pr = await forge.find(report.branch);
   if (pr === null) {
-    throw new InputError(
-      { file: reportFile, key: "PR" },
-      `Cannot run the gate: the ${forge.name} forge has no PR for branch "${report.branch}"`,
-      "wait for the executor to open it (relay poll does), or check the forge",
+    throw new NothingToGate(
+      `the ${forge.name} forge has no PR for branch "${report.branch}" (relay poll opens it when it ships)`,
+      report.task,
     );
   }
   if (pr.state !== "open") {
-    throw new InputError(
-      { file: reportFile, key: "PR" },
-      `nothing to gate: ${pr.id} is ${pr.state}`,
-      `run "relay status" to see what the loop is doing now`,
-    );
+    throw new NothingToGate(`${pr.id} is ${pr.state}`, report.task, pr.id);
   }
   const openPrs = await forge.listOpen();
 

@@ -13,6 +13,7 @@ import { plannerForge } from "../forge/planner_forge.ts";
 import { parseBrief, writeBrief } from "../protocol/brief.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { clearHold, readHold } from "../state/hold.ts";
+import { recordHoldCleared } from "../state/last_tick.ts";
 import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, statePaths } from "../state/paths.ts";
 import { readReview, writeReview } from "../state/reviews.ts";
@@ -89,6 +90,7 @@ export async function closeTask(
   const hold = await readHold(state.hold);
   if (hold && (hold.task === task || record.fixes.some((f) => f.task === hold.task))) {
     await clearHold(state.hold);
+    await recordHoldCleared(repo.commonDir, "close", hold);
     lines.push(`cleared the HOLD: ${hold.reason}`);
   }
   const next = await promoteNext(repo.root);

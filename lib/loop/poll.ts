@@ -253,6 +253,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
         `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
       );
     }
+    await warnUnpublished(tick);
     const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
     checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
     const worktree = join(root, brief.branch.replaceAll("/", "-"));
@@ -315,6 +316,19 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
   }
   failpoint("after-prepared");
   return await continueAttempt(tick, brief, journal);
+}
+
+/**
+ * One line (also under --quiet, so cron.log has it) when REVIEWER.md or the
+ * repo config is in the primary tree but not on origin/main. Runs just after
+ * the fetch: never on the idle path.
+ */
+async function warnUnpublished(tick: Tick): Promise<void> {
+  const { unpublishedWarning } = await import("./unpublished.ts");
+  const { stamped } = await import("./log.ts");
+  const { remote, main } = tick.config;
+  const line = await unpublishedWarning(tick.primary, { remote, main });
+  if (line) console.error(stamped(`relay: ${line}`, Deno.stderr.isTerminal()));
 }
 
 /**

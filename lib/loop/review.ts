@@ -28,6 +28,7 @@ import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { readHold, writeHold } from "../state/hold.ts";
+import { blockedOptions } from "./blocked.ts";
 import { readTaskRecord } from "../state/tasks.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
@@ -324,8 +325,7 @@ async function holdForBlocked(tick: Tick, s: Subject, record: ReviewRecord): Pro
   const hold = {
     task: s.report.task,
     reason: `task ${s.report.task} is BLOCKED: the executor could not finish it`,
-    next:
-      `Read COWORK-STATUS.md on main. If task ${s.task} has an open PR, give up on it with relay close ${s.task} --reason "…" (closes it unmerged, promotes the next brief, clears this HOLD); otherwise queue a fix brief that goes on from the branch's work (Kind: fix, Fixes: ${s.task}, Branch: task-${s.task}) or a better brief (relay inbox add), or promote the next one (relay promote), then run "relay resume".`,
+    next: blockedOptions(s.task),
     at: now(),
   };
   await writeHold(tick.state.hold, hold);
@@ -1018,17 +1018,24 @@ export async function runMerge(
   await primary.fetch(config.remote);
   const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
   const subject = originMain ? await readSubject(primary, originMain) : null;
+  // Nothing in flight is an ordinary state (exit 0, decision NONE), not an error.
   if (
     !subject ||
     (opts.task !== undefined && opts.task !== subject.task && opts.task !== subject.report.task)
   ) {
-    throw new InputError(
-      { file: `${config.remote}/${config.main}:${REPORT_FILE}` },
-      opts.task === undefined
-        ? "there is no report to merge"
-        : `there is no report for task ${opts.task}`,
-      "run relay status to see which task is in flight",
-    );
+    return {
+      kind: "idle",
+      message: `nothing to merge: no report ${
+        opts.task === undefined ? "" : `for task ${opts.task} `
+      }on ${config.remote}/${config.main}; "relay status" shows which task is in flight`,
+    };
+  }
+  if (subject.report.outcome === "BLOCKED") {
+    return {
+      kind: "idle",
+      message:
+        `nothing to merge: task ${subject.report.task} is BLOCKED; "relay status" shows the options`,
+    };
   }
   const tick: Tick = {
     repo: opts.repo,

@@ -4,11 +4,12 @@
  * key, an unreachable origin) says so instead of looking merely idle.
  *
  * Loaded only after the idle check of `relay poll`, and kept light anyway:
- * node:path, relay's error classes and its JSON helpers, nothing else.
+ * node:path, relay's error classes, its JSON helpers and paths, nothing else.
  */
 import { join } from "node:path";
 import { HoldError, InputError, UsageError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
+import { BRIEF_FILE, REPORT_FILE } from "./paths.ts";
 
 export type TickCommand = "poll" | "review";
 
@@ -22,6 +23,11 @@ export interface LastTick {
   result: string;
   /** What the tick printed as its result, cut to MESSAGE_MAX characters. */
   message: string;
+  /**
+   * The task the tick was about when it started (see tickSubject), so a failure
+   * of task 3 is never shown as task 4's. Absent in records written before.
+   */
+  task?: number;
 }
 
 /** How much of the message is kept. */
@@ -95,10 +101,129 @@ export async function readLastTick(
   ) {
     return null;
   }
-  return { at: v.at, command, exit: v.exit, result: v.result, message: v.message };
+  const tick: LastTick = { at: v.at, command, exit: v.exit, result: v.result, message: v.message };
+  if (typeof v.task === "number") tick.task = v.task;
+  return tick;
 }
 
-/** One line for `relay status`: `<time> exit N — <message>`. */
-export function formatLastTick(tick: LastTick | null): string {
-  return tick ? `${tick.at} exit ${tick.exit} — ${tick.message}` : "none recorded";
+/** The `Task:` line of a brief's or report's header, or null. */
+function headerTask(text: string | null): number | null {
+  if (text === null) return null;
+  const header = text.split(/\r?\n\r?\n/, 1)[0] ?? "";
+  const m = /^Task:[ \t]*(\d+)[ \t]*$/m.exec(header);
+  return m ? Number(m[1]) : null;
+}
+
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The task a tick is about as it starts, from files alone (no git): for a poll
+ * the unfinished run's task, else the brief's; for a review the report's (the
+ * primary tree follows origin/main). Null when there is none.
+ */
+export async function tickSubject(
+  commonDir: string,
+  root: string,
+  command: TickCommand,
+): Promise<number | null> {
+  if (command === "poll") {
+    try {
+      const journal = await readJson<{ task?: unknown }>(join(commonDir, "relay", "journal.json"));
+      if (typeof journal?.task === "number") return journal.task;
+    } catch {
+      // An unreadable journal: the poll says so itself; the brief names the task.
+    }
+    return headerTask(await readTextOrNull(join(root, BRIEF_FILE)));
+  }
+  return headerTask(await readTextOrNull(join(root, REPORT_FILE)));
+}
+
+/**
+ * When a person last cleared a HOLD (`relay resume`, or `relay close` clearing
+ * one): `.git/relay/hold-cleared.json`. A tick record older than that is
+ * history, not the loop's current state.
+ */
+export interface HoldCleared {
+  at: string;
+  by: "resume" | "close";
+  /** The task and reason of the HOLD that was cleared. */
+  task: number;
+  reason: string;
+}
+
+function holdClearedPath(commonDir: string): string {
+  return join(commonDir, "relay", "hold-cleared.json");
+}
+
+/** Records that a person cleared a HOLD. Never throws: clearing it matters more than the record. */
+export async function recordHoldCleared(
+  commonDir: string,
+  by: HoldCleared["by"],
+  hold: { task: number; reason: string },
+  at: Date = new Date(),
+): Promise<void> {
+  const record: HoldCleared = { at: at.toISOString(), by, task: hold.task, reason: hold.reason };
+  try {
+    await writeJson(holdClearedPath(commonDir), record);
+  } catch (err) {
+    console.error(
+      `relay: cannot record the cleared HOLD in "${holdClearedPath(commonDir)}": ${
+        (err as Error)?.message ?? String(err)
+      }`,
+    );
+  }
+}
+
+export async function readHoldCleared(commonDir: string): Promise<HoldCleared | null> {
+  try {
+    const v = await readJson<Record<string, unknown>>(holdClearedPath(commonDir));
+    if (v === null || typeof v !== "object" || typeof v.at !== "string") return null;
+    return {
+      at: v.at,
+      by: v.by === "close" ? "close" : "resume",
+      task: typeof v.task === "number" ? v.task : 0,
+      reason: typeof v.reason === "string" ? v.reason : "",
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the tick ended before the HOLD was cleared: then it is history. */
+export function beforeClear(tick: LastTick, cleared: HoldCleared | null): boolean {
+  return cleared !== null && Date.parse(tick.at) < Date.parse(cleared.at);
+}
+
+/**
+ * Whether the record still describes the loop: not older than a cleared HOLD,
+ * and about the task the next tick of its kind works on (`task` null: unknown).
+ */
+export function isCurrentTick(
+  tick: LastTick | null,
+  task: number | null,
+  cleared: HoldCleared | null,
+): tick is LastTick {
+  if (!tick || beforeClear(tick, cleared)) return false;
+  return tick.task === undefined || task === null || tick.task === task;
+}
+
+/**
+ * One line for `relay status`: `<time> exit N, task T — <message>`. A record
+ * from before a cleared HOLD shows only its first line, marked as history.
+ */
+export function formatLastTick(tick: LastTick | null, cleared: HoldCleared | null = null): string {
+  if (!tick) return "none recorded";
+  const head = `${tick.at} exit ${tick.exit}${
+    tick.task === undefined ? "" : `, task ${tick.task}`
+  }`;
+  if (!beforeClear(tick, cleared)) return `${head} — ${tick.message}`;
+  return `${head} — ${tick.message.split("\n")[0]} [history: before relay ${
+    cleared!.by
+  } cleared the HOLD at ${cleared!.at}]`;
 }

@@ -1,0 +1,58 @@
+/**
+ * relay's own files that a person wrote in the primary tree but never pushed:
+ * `.relay/config.yaml` and `REVIEWER.md`. The reviewer reads REVIEWER.md from
+ * origin/main (so it is told there is none), and a config that is not on main
+ * exists in this clone only. `relay poll` (after its fetch, when it starts an
+ * attempt) and `relay status` say so in one line, with the fix.
+ */
+import { join } from "node:path";
+import type { Git } from "../git/git.ts";
+import { CONFIG_FILE } from "../state/paths.ts";
+import { gitIn, shellLine } from "../proc/shell.ts";
+
+export const PUBLISHED_FILES = [CONFIG_FILE, "REVIEWER.md"] as const;
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The warning line, or null when every such file in the primary tree is on
+ * `remote/main` (or there is no `remote/main` to compare with).
+ */
+export async function unpublishedWarning(
+  primary: Git,
+  opts: { remote: string; main: string; cwd?: string },
+): Promise<string | null> {
+  const here = PUBLISHED_FILES.filter((f) => exists(join(primary.cwd, f)));
+  if (here.length === 0) return null;
+  const onMain = async (rev: string) =>
+    (await primary.run(["ls-tree", "--name-only", "--end-of-options", rev, "--", ...here], {
+      allowFail: true,
+    })).stdout.split("\n");
+  const ref = `refs/remotes/${opts.remote}/${opts.main}`;
+  if (!(await primary.ok(["rev-parse", "--verify", "--quiet", ref]))) return null;
+  const published = await onMain(ref);
+  const missing = here.filter((f) => !published.includes(f));
+  if (missing.length === 0) return null;
+  const committed = await onMain("HEAD");
+  const git = gitIn(primary.cwd, opts.cwd ?? "");
+  const fix = missing.every((f) => committed.includes(f))
+    ? `${git} push ${shellLine([opts.remote, opts.main])}`
+    : `${git} add -- ${shellLine(missing)} && ${git} commit -m "relay: config" && ${git} push`;
+  const onBranch = `${opts.remote}/${opts.main}`;
+  const why = missing.map((f) =>
+    f === CONFIG_FILE
+      ? `${f} applies to this clone only`
+      : `the reviewer reads ${f} from ${onBranch}, so it is told there is none`
+  );
+  return `warning: ${missing.join(" and ")} ${
+    missing.length > 1 ? "are" : "is"
+  } in ${primary.cwd} but not on ${onBranch} (${why.join("; ")}); publish ${
+    missing.length > 1 ? "them" : "it"
+  }: ${fix}`;
+}

@@ -1,0 +1,87 @@
+/**
+ * `relay gate` and `relay merge` in the ordinary states where there is no PR to
+ * judge — nothing in flight, the PR already merged, the task BLOCKED: one clear
+ * line, a documented exit code (gate 13, merge 0), and `--json` always an object
+ * with a `decision`. Real CLI, real git, a file:// origin.
+ */
+import assert from "node:assert/strict";
+import { all, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+
+async function openTask(scene: Scene, title: string): Promise<void> {
+  const queued = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
+  assert.equal(queued.code, 0, all(queued));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+}
+
+/** The text form: one line naming the state, the decision NONE, exit 13, nothing on stderr. */
+async function gateSaysNone(scene: Scene, why: RegExp): Promise<void> {
+  const text = await scene.relay(["gate"]);
+  assert.equal(text.code, 13, all(text));
+  assert.equal(text.stderr, "", all(text));
+  assert.match(text.stdout, new RegExp(`^gate: nothing to gate: .*${why.source}`, "m"));
+  assert.match(text.stdout, /^decision: NONE$/m);
+  const json = await scene.relay(["gate", "--json"]);
+  assert.equal(json.code, 13, all(json));
+  const data = JSON.parse(json.stdout);
+  assert.equal(data.decision, "NONE");
+  assert.match(data.reason, why);
+  assert.deepEqual(data.checks, []);
+}
+
+async function mergeSaysNone(scene: Scene, why: RegExp): Promise<RelayResult> {
+  const json = await scene.relay(["merge", "--json"]);
+  assert.equal(json.code, 0, all(json));
+  const data = JSON.parse(json.stdout);
+  assert.equal(data.decision, "NONE");
+  assert.equal(data.result, "idle");
+  assert.match(data.reason, why);
+  const text = await scene.relay(["merge"]);
+  assert.equal(text.code, 0, all(text));
+  assert.match(text.stdout, new RegExp(`^nothing to merge: .*${why.source}`, "m"));
+  return text;
+}
+
+Deno.test("with nothing in flight, relay gate says so (NONE, exit 13) and relay merge exits 0; --json has a decision", async () => {
+  await using scene = await makeScene();
+  await gateSaysNone(scene, /no COWORK-STATUS\.md on origin\/main/);
+  await mergeSaysNone(scene, /no report on origin\/main/);
+  // Asked about a task that is not the one on main: the same ordinary state.
+  await openTask(scene, "Shipped");
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const other = await scene.relay(["gate", "7", "--json"]);
+  assert.equal(other.code, 13, all(other));
+  assert.deepEqual(
+    [JSON.parse(other.stdout).decision, JSON.parse(other.stdout).task],
+    ["NONE", 1],
+  );
+  const merge = await scene.relay(["merge", "7", "--json"]);
+  assert.equal(merge.code, 0, all(merge));
+  assert.equal(JSON.parse(merge.stdout).decision, "NONE");
+  // The gate still judges the PR that is in flight: WAIT until it has a verdict.
+  const gate = await scene.relay(["gate", "--json"]);
+  assert.equal(gate.code, 12, all(gate));
+  assert.equal(JSON.parse(gate.stdout).decision, "WAIT");
+});
+
+Deno.test("on a merged PR relay gate says NONE with the PR named, and relay merge has nothing to merge", async () => {
+  await using scene = await makeScene();
+  await openTask(scene, "Merged soon");
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stdout, /task 1 merged/);
+  await gateSaysNone(scene, /task-1 is merged/);
+  const json = JSON.parse((await scene.relay(["gate", "--json"])).stdout);
+  assert.deepEqual([json.task, json.pr], [1, "task-1"]);
+  await mergeSaysNone(scene, /task-1 is merged/);
+});
+
+Deno.test("on a BLOCKED task relay gate says NONE and points at relay status, and relay merge merges nothing", async () => {
+  await using scene = await makeScene({ agent: "exit1.sh", config: "attempts: 1\n" });
+  await openTask(scene, "Cannot be done");
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 1, all(poll));
+  assert.match(poll.stdout, /task 1 BLOCKED/);
+  await gateSaysNone(scene, /task 1 is BLOCKED.*relay status/);
+  await mergeSaysNone(scene, /task 1 is BLOCKED/);
+});

@@ -4,9 +4,9 @@
  * classes to exit codes in one place.
  */
 import { resolve } from "node:path";
-import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "./lib/errors.ts";
+import { Exit, UsageError } from "./lib/errors.ts";
 import { HELP } from "./lib/cli/help.ts";
-import { redact } from "./lib/proc/redact.ts";
+import { reportError } from "./lib/cli/report.ts";
 import type { Context } from "./lib/cli/args.ts";
 
 type Command = (args: string[], ctx: Context) => Promise<number>;
@@ -79,55 +79,12 @@ async function main(argv: string[]): Promise<number> {
   return await (await load())(args, ctx);
 }
 
-/**
- * An error line; into a file (cron.log) it carries the time, on a terminal it does not.
- * Secrets of relay's environment are redacted: errors quote git and other programs.
- */
-function say(line: string): void {
-  const stamp = Deno.stderr.isTerminal()
-    ? ""
-    : `${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")} `;
-  console.error(stamp + redact(line));
-}
-
-function report(err: unknown): number {
-  if (err instanceof UsageError) {
-    say(`relay: error: ${err.message}`);
-    console.error(`Run "relay ${err.command ? `${err.command} ` : ""}--help" for usage.`);
-    return Exit.badInput;
-  }
-  if (err instanceof InputError) {
-    say(`relay: error: ${err.message}`);
-    return Exit.badInput;
-  }
-  if (err instanceof HoldError) {
-    say(`relay: HOLD: ${err.message}\n  next: ${err.next}`);
-    return Exit.hold;
-  }
-  if (err instanceof RetryError) {
-    say(`relay: not yet: ${err.message}; the next tick tries again`);
-    return Exit.failure;
-  }
-  if (err instanceof CommandError) {
-    say(`relay: error: ${err.message}`);
-    return Exit.failure;
-  }
-  if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
-    say(`relay: error: ${(err as Error).message}`);
-    return Exit.failure;
-  }
-  const e = err as Error;
-  say(`relay: internal error: ${e?.message ?? String(err)}`);
-  if (Deno.env.get("RELAY_DEBUG")) console.error(e?.stack);
-  return Exit.failure;
-}
-
 if (import.meta.main) {
   let code: number;
   try {
     code = await main(Deno.args);
   } catch (err) {
-    code = report(err);
+    code = reportError(err);
   }
   Deno.exit(code);
 }

@@ -61,9 +61,19 @@ function formatInputError(loc: Location, problem: string, fix?: string): string 
 export class HoldError extends Error {
   override name = "HoldError";
   readonly next: string;
-  constructor(reason: string, next: string) {
+  /**
+   * A precondition every tick checks again before it does anything (the primary
+   * tree is off main, an agent program is missing, origin/main is gone): it
+   * clears itself once fixed, so it is not recorded in hold.json.
+   */
+  readonly recheck: boolean;
+  /** The HOLD already on record in hold.json, met again by a later tick. */
+  readonly recorded: boolean;
+  constructor(reason: string, next: string, opts: { recheck?: boolean; recorded?: boolean } = {}) {
     super(reason);
     this.next = next;
+    this.recheck = opts.recheck ?? false;
+    this.recorded = opts.recorded ?? false;
   }
 }
 

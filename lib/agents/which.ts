@@ -50,5 +50,6 @@ export async function requireProgram(
         ? ""
         : ` (PATH is ${path || "empty"}; under cron, set PATH in the crontab)`
     }. No attempt was used; the next tick tries again.`,
+    { recheck: true },
   );
 }

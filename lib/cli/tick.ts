@@ -12,10 +12,15 @@ import {
   failedTick,
   type LastTick,
   lastTick,
+  readLastTick,
+  REPEAT_MS,
   saveLastTick,
   type TickCommand,
   tickSubject,
 } from "../state/last_tick.ts";
+import { HoldError } from "../errors.ts";
+import { persistHold, readHold, writeHold } from "../state/hold.ts";
+import { statePaths } from "../state/paths.ts";
 import { redact } from "../proc/redact.ts";
 
 export async function runTick<R extends { kind: string; message: string }>(opts: {
@@ -33,6 +38,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   // Read before the tick changes anything: the record names the task it was about.
   const task = await tickSubject(repo.commonDir, repo.root, command);
   const about = (t: LastTick): LastTick => task === null ? t : { ...t, task };
+  const previous = await readLastTick(repo.commonDir, command);
   let result: R;
   try {
     result = await opts.start({
@@ -42,14 +48,87 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
       log: opts.quiet ? silentLog : stderrLog,
     });
   } catch (err) {
-    await saveLastTick(repo.commonDir, about(failedTick(command, err)));
-    throw err;
+    return await ended(opts, about(failedTick(command, err)), previous, err, task);
   }
   const code = opts.exitCode(result);
-  await saveLastTick(repo.commonDir, about(lastTick(command, code, result.kind, result.message)));
-  if (opts.json) printJson({ result: result.kind, ...result });
-  else if (!(opts.quiet && opts.quietKinds?.includes(result.kind))) {
-    console.log(stamped(redact(result.message), Deno.stdout.isTerminal()));
+  const record = about(lastTick(command, code, result.kind, result.message));
+  if (opts.json) {
+    await saveLastTick(repo.commonDir, { ...record, said: record.at });
+    printJson({ result: result.kind, ...result });
+    return code;
   }
+  const quietKind = opts.quiet && opts.quietKinds?.includes(result.kind) === true;
+  const say = !quietKind && sayAgain(opts.quiet, record, previous);
+  await saveLastTick(repo.commonDir, said(record, previous, say));
+  if (say) console.log(stamped(redact(result.message), Deno.stdout.isTerminal()));
   return code;
+}
+
+/**
+ * A tick that threw. A HOLD is recorded in hold.json here, for both ticks:
+ * one place, so a HOLD raised anywhere stops both ticks until a person runs
+ * `relay resume` (preconditions every tick checks again are not recorded).
+ * Under --quiet (cron), a HOLD already on record is not said again each
+ * minute, only as a short hourly reminder; any other error that repeats the
+ * last one is said again hourly too.
+ */
+async function ended(
+  opts: { command: TickCommand; repo: RepoPaths; quiet: boolean; json: boolean },
+  record: LastTick,
+  previous: LastTick | null,
+  err: unknown,
+  task: number | null,
+): Promise<number> {
+  const { describeError, say: sayError } = await import("./report.ts");
+  const { code, text } = describeError(err);
+  const holdPath = statePaths(opts.repo.commonDir).hold;
+  if (err instanceof HoldError && !err.recheck) {
+    if (err.recorded) {
+      // The record keeps what the tick met, not the reminder's wording.
+      await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
+      if (!opts.quiet || opts.json) sayError(text);
+      else {
+        const reminder = await holdReminder(holdPath);
+        if (reminder !== null) sayError(reminder);
+      }
+      return code;
+    }
+    await persistHold(holdPath, err, task);
+    await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
+    sayError(text);
+    return code;
+  }
+  const say = opts.json || sayAgain(opts.quiet, record, previous);
+  await saveLastTick(opts.repo.commonDir, said(record, previous, say));
+  if (say) sayError(text);
+  return code;
+}
+
+/** Off --quiet every result is said; under it, one that repeats the last is said hourly. */
+function sayAgain(quiet: boolean, record: LastTick, previous: LastTick | null): boolean {
+  if (!quiet || previous === null || previous.message !== record.message) return true;
+  if (previous.exit !== record.exit || previous.said === undefined) return true;
+  return Date.parse(record.at) - Date.parse(previous.said) >= REPEAT_MS;
+}
+
+function said(record: LastTick, previous: LastTick | null, now: boolean): LastTick {
+  if (now) return { ...record, said: record.at };
+  return previous?.said ? { ...record, said: previous.said } : record;
+}
+
+/**
+ * Under --quiet, a tick that meets the HOLD on record says nothing — the tick
+ * that raised it said it in full — but a one-line reminder once an hour.
+ * Null when nothing is to be said.
+ */
+async function holdReminder(path: string): Promise<string | null> {
+  const hold = await readHold(path);
+  if (!hold) return null;
+  const now = new Date();
+  const last = Date.parse(hold.said ?? hold.at);
+  if (Number.isFinite(last) && now.getTime() - last < REPEAT_MS) return null;
+  await writeHold(path, { ...hold, said: now.toISOString() });
+  return `relay: still on HOLD since ${hold.at} (task ${hold.task}): ${
+    hold.reason.split("\n")[0]
+  } — "relay status" says what to do, "relay resume" clears it`;
 }

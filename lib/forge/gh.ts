@@ -215,6 +215,7 @@ function missingGh(bin: string): HoldError {
   return new HoldError(
     `Cannot use the GitHub forge: "${bin}" (GitHub CLI) was not found on PATH`,
     `Install GitHub CLI (https://cli.github.com/; on Debian or Ubuntu: apt-get install gh) and run "gh auth login", or set "forge: plain" in .relay/config.yaml.`,
+    { recheck: true },
   );
 }
 
@@ -225,5 +226,6 @@ function notLoggedIn(said: string): HoldError {
       words.length ? ` (gh said: "${words.join(" ")}")` : ""
     }`,
     `Run "gh auth login" (or set GH_TOKEN) as the user that runs relay, check it with "gh auth status", then run relay again.`,
+    { recheck: true },
   );
 }

@@ -41,7 +41,7 @@ import {
   writeJournal,
 } from "../state/journal.ts";
 import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../state/tasks.ts";
-import { type Hold, readHold, recordRunHold, writeHold } from "../state/hold.ts";
+import { type Hold, holdOnRecord, readHold, recordRunHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
 import { runId as newRunId } from "../state/run_id.ts";
@@ -105,7 +105,7 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   }
 
   const hold = await readHold(state.hold);
-  if (hold) throw new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next);
+  if (hold) throw holdOnRecord(hold);
 
   const config = await loadRepoConfig(opts.repo.root);
   const profile = await loadProfile(profilePath(opts.profileFlag));
@@ -151,6 +151,7 @@ function checkPrimary(tick: Tick): void {
     throw new HoldError(
       `The primary tree is on "${branch ?? "a detached HEAD"}", not "${tick.config.main}"`,
       `Run "git switch ${tick.config.main}" in ${tick.repo.root}; relay works in its own worktrees and keeps the primary tree on ${tick.config.main}.`,
+      { recheck: true },
     );
   }
   const op = operationInProgress(tick.repo.gitDir);
@@ -158,6 +159,7 @@ function checkPrimary(tick: Tick): void {
     throw new HoldError(
       `The primary tree is in the middle of ${op}`,
       `Finish or abort it in ${tick.repo.root}, then rerun.`,
+      { recheck: true },
     );
   }
 }
@@ -251,6 +253,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
       throw new HoldError(
         `"${config.remote}/${config.main}" does not exist`,
         `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
+        { recheck: true },
       );
     }
     await warnUnpublished(tick);

@@ -27,7 +27,7 @@ import { runAgent, timedOutText } from "../agents/runner.ts";
 import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
-import { readHold, writeHold } from "../state/hold.ts";
+import { holdOnRecord, readHold, writeHold } from "../state/hold.ts";
 import { blockedOptions } from "./blocked.ts";
 import { readTaskRecord } from "../state/tasks.ts";
 import { failpoint } from "../state/failpoint.ts";
@@ -120,7 +120,7 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
   }
 
   const hold = await readHold(state.hold);
-  if (hold) throw new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next);
+  if (hold) throw holdOnRecord(hold);
 
   const config = await loadRepoConfig(opts.repo.root);
   const primary = new Git(opts.repo.root, config.timeouts.networkMs);

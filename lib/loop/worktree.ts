@@ -51,6 +51,7 @@ export function checkWorktreeRoot(root: string, repoRoot: string, commonDir: str
     throw new HoldError(
       `Cannot use "${abs}" for task worktrees: it is inside the repository`,
       `Set worktree_root in the operator profile to a folder outside "${repoRoot}".`,
+      { recheck: true },
     );
   }
 }
@@ -83,12 +84,14 @@ export async function ensureWorktree(
       throw new HoldError(
         `The task worktree "${path}" is registered but its folder is missing`,
         `Run "git worktree prune" in the repository, then rerun (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
+        { recheck: true },
       );
     }
     if (here.branch !== branch) {
       throw new HoldError(
         `The task worktree "${path}" is on "${here.branch ?? "a detached HEAD"}", not "${branch}"`,
         `Check out "${branch}" there (git -C "${path}" switch ${branch}) or move the folder aside, then rerun (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
+        { recheck: true },
       );
     }
     return "reused";
@@ -98,12 +101,14 @@ export async function ensureWorktree(
     throw new HoldError(
       `Branch "${branch}" is checked out in "${elsewhere.path}", not in the task worktree "${path}"`,
       `Switch that tree to another branch, or remove that worktree (keeping its work), then rerun.`,
+      { recheck: true },
     );
   }
   if (await exists(path)) {
     throw new HoldError(
       `Cannot create the task worktree: "${path}" already exists and is not a worktree of this repository`,
       `Move "${path}" aside, then rerun.`,
+      { recheck: true },
     );
   }
   const local = await primary.resolve(`refs/heads/${branch}`);

@@ -13,6 +13,41 @@ export interface Hold {
   next: string;
   at: string;
   runId?: string;
+  /** When cron.log was last told about this HOLD (its first report, then hourly reminders). */
+  said?: string;
+}
+
+/** A tick that meets the HOLD on record: it stops there and launches nothing. */
+export function holdOnRecord(hold: Hold): HoldError {
+  return new HoldError(`${hold.reason} (task ${hold.task}, since ${hold.at})`, hold.next, {
+    recorded: true,
+  });
+}
+
+/**
+ * Records a HOLD raised anywhere in either tick, once: a HOLD already on
+ * record is kept (the first reason is the one a person needs). Preconditions
+ * every tick checks again (`recheck`) are not recorded. Returns whether this
+ * call wrote it.
+ */
+export async function persistHold(
+  path: string,
+  err: HoldError,
+  task: number | null,
+  runId?: string,
+): Promise<boolean> {
+  if (err.recheck || err.recorded) return false;
+  if (await readHold(path)) return false;
+  const at = new Date().toISOString();
+  await writeHold(path, {
+    task: task ?? 0,
+    reason: err.message,
+    next: err.next,
+    at,
+    ...(runId ? { runId } : {}),
+    said: at,
+  });
+  return true;
 }
 
 export function readHold(path: string): Promise<Hold | null> {
@@ -61,7 +96,7 @@ export async function recordRunHold(
   paths: { hold: string; journal: string },
   err: HoldError,
 ): Promise<HoldError> {
-  if (await readHold(paths.hold)) return err;
+  if (err.recheck || await readHold(paths.hold)) return err;
   const journal = await readJournal(paths.journal);
   if (!journal) return err;
   const hold: Hold = {

@@ -28,7 +28,16 @@ export interface LastTick {
    * of task 3 is never shown as task 4's. Absent in records written before.
    */
   task?: number;
+  /**
+   * When this command last wrote its result to the log (ISO). Under --quiet a
+   * result the same as the last one is said again only after REPEAT_MS, so a
+   * state that lasts (a HOLD, a remote that is down) is one line, not 1,440 a day.
+   */
+  said?: string;
 }
+
+/** How often a result that has not changed is said again into cron.log. */
+export const REPEAT_MS = 60 * 60 * 1000;
 
 /** How much of the message is kept. */
 export const MESSAGE_MAX = 500;
@@ -103,6 +112,7 @@ export async function readLastTick(
   }
   const tick: LastTick = { at: v.at, command, exit: v.exit, result: v.result, message: v.message };
   if (typeof v.task === "number") tick.task = v.task;
+  if (typeof v.said === "string") tick.said = v.said;
   return tick;
 }
 

@@ -1,0 +1,63 @@
+/**
+ * The one map from error classes to exit codes and to what a person reads.
+ * main.ts uses it for every command; the ticks (lib/cli/tick.ts) use it too,
+ * so they can keep a repeated line out of cron.log. Light: the idle tick
+ * loads it.
+ */
+import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "../errors.ts";
+import { redact } from "../proc/redact.ts";
+
+/** The exit code and the lines for an error (without the time stamp). */
+export function describeError(err: unknown): { code: number; text: string } {
+  if (err instanceof UsageError) {
+    return {
+      code: Exit.badInput,
+      text: `relay: error: ${err.message}\nRun "relay ${
+        err.command ? `${err.command} ` : ""
+      }--help" for usage.`,
+    };
+  }
+  if (err instanceof InputError) {
+    return { code: Exit.badInput, text: `relay: error: ${err.message}` };
+  }
+  if (err instanceof HoldError) {
+    return { code: Exit.hold, text: `relay: HOLD: ${err.message}\n  next: ${err.next}` };
+  }
+  if (err instanceof RetryError) {
+    return {
+      code: Exit.failure,
+      text: `relay: not yet: ${err.message}; the next tick tries again`,
+    };
+  }
+  if (
+    err instanceof CommandError || err instanceof Deno.errors.PermissionDenied ||
+    err instanceof Deno.errors.NotCapable
+  ) {
+    return { code: Exit.failure, text: `relay: error: ${(err as Error).message}` };
+  }
+  const e = err as Error;
+  const stack = Deno.env.get("RELAY_DEBUG") && e?.stack ? `\n${e.stack}` : "";
+  return {
+    code: Exit.failure,
+    text: `relay: internal error: ${e?.message ?? String(err)}${stack}`,
+  };
+}
+
+/**
+ * Writes lines to stderr; into a file (cron.log) they carry the time, on a
+ * terminal they do not. Secrets of relay's environment are redacted: errors
+ * quote git and other programs.
+ */
+export function say(text: string): void {
+  const stamp = Deno.stderr.isTerminal()
+    ? ""
+    : `${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")} `;
+  console.error(stamp + redact(text));
+}
+
+/** Prints the error and returns its exit code. */
+export function reportError(err: unknown): number {
+  const { code, text } = describeError(err);
+  say(text);
+  return code;
+}

@@ -3,7 +3,7 @@
  * files, in a commit of their own, pushed without force. This is what keeps
  * status files from making two branches "conflict" when their code does not.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import {
@@ -20,28 +20,171 @@ import { redact } from "../proc/redact.ts";
 
 /**
  * Brings local main up to the remote's main when it is behind; never rewrites
- * anything. HOLDs when local main carries commits that are not on the remote
- * and are not paperwork: pushing the paperwork would publish them unreviewed.
+ * anything. relay's own uncommitted paperwork (a promoted or fix brief in
+ * NEXT-STEPS.md, the inbox) never blocks that: it is set aside, main is
+ * fast-forwarded, and it is put back on top, merged line by line with what
+ * arrived (a person's edit of a protocol file on main stays in history; where
+ * both changed the same lines, relay's version wins). A copy of what was set
+ * aside is kept under `aside` first. HOLDs when local main carries commits
+ * that are not on the remote and are not paperwork (pushing the paperwork
+ * would publish them unreviewed), or when a person's own uncommitted change
+ * to another file is in the way.
  */
-export async function syncMain(primary: Git, remote: string, main: string): Promise<void> {
+export async function syncMain(
+  primary: Git,
+  remote: string,
+  main: string,
+  opts: { aside: string; log: Log },
+): Promise<void> {
   await primary.fetch(remote);
   const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
   const local = await primary.resolve("HEAD");
   if (!origin || !local || origin === local) return;
   if (await primary.isAncestor(local, origin)) {
+    const set = await setAsidePaperwork(primary, local, origin, opts.aside);
     const res = await primary.run(["merge", "--ff-only", "--quiet", origin], { allowFail: true });
     if (res.code !== 0) {
+      // Put relay's paperwork back as it was before saying why: nothing is lost either way.
+      if (set) await restoreAside(primary, set, local, local);
+      const paths = [...res.stderr.matchAll(/^\t(.+)$/gm)].map((m) => m[1]!.trim());
       throw new HoldError(
-        `Cannot fast-forward "${main}" in the primary tree to ${remote}/${main}`,
-        `Commit or move aside the local changes git names below.\n${res.stderr.trim()}`,
+        `Cannot fast-forward "${main}" in the primary tree to ${remote}/${main}: local changes are in the way (${
+          paths.join(", ") || res.stderr.trim().split("\n")[0]
+        })`,
+        `Someone changed files in ${primary.cwd} that ${remote}/${main} changes too. Keep them aside with "git stash push -- ${
+          paths.length ? paths.join(" ") : "<the files git names below>"
+        }" there (relay never commits a person's changes), then run "relay resume"; "git stash pop" brings them back once the loop has moved on. git said:\n${res.stderr.trim()}`,
+      );
+    }
+    if (set) {
+      const outcomes = await restoreAside(primary, set, local, origin);
+      opts.log.step(
+        `brought ${main} up to ${remote}/${main} (${
+          origin.slice(0, 12)
+        }) and put relay's uncommitted paperwork back on top: ${
+          outcomes.join("; ")
+        } (a copy is in ${set.dir})`,
       );
     }
   } else if (!(await paperworkOnly(primary, `${origin}..${local}`))) {
     // Whatever is on local main is pushed with the paperwork: product code must not ride along.
     throw new HoldError(
       `Cannot commit the paperwork on "${main}": local ${main} has commits that are not on ${remote}/${main} and are not paperwork`,
-      `relay pushes only its own paperwork commits to ${main}. Look at "git log ${remote}/${main}..${main}" in ${primary.cwd}; move those commits to a branch (or push them yourself).`,
+      `relay pushes only its own paperwork commits to ${main}. In ${primary.cwd}, keep them on a branch ("git branch keep-local ${main}"), put ${main} back where ${remote} has it ("git switch --detach && git branch -f ${main} ${remote}/${main} && git switch ${main}"), then run "relay resume". Push or open a PR for keep-local yourself.`,
     );
+  }
+}
+
+/** The protocol files relay itself writes uncommitted in the primary tree. */
+const OWN_PAPERWORK = [BRIEF_FILE, REPORT_FILE, INBOX_DIR] as const;
+
+interface Aside {
+  dir: string;
+  /** path → what the working tree held (null: deleted). */
+  files: Map<string, string | null>;
+}
+
+/**
+ * Sets aside relay's uncommitted paperwork that the fast-forward would touch:
+ * copies it under `aside/<time>/`, then puts those paths back as HEAD has them
+ * (a file HEAD does not have is moved out). Null when nothing is in the way.
+ */
+async function setAsidePaperwork(
+  primary: Git,
+  local: string,
+  origin: string,
+  aside: string,
+): Promise<Aside | null> {
+  const incoming = new Set(await primary.changedPaths(local, origin, [...OWN_PAPERWORK]));
+  if (incoming.size === 0) return null;
+  const dirty = (await primary.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--",
+    ...OWN_PAPERWORK,
+  ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
+  const inTheWay = dirty.filter((p) => incoming.has(p));
+  if (inTheWay.length === 0) return null;
+  const dir = join(aside, new Date().toISOString().replace(/[:.]/g, "-"));
+  const files = new Map<string, string | null>();
+  for (const path of inTheWay) {
+    const text = await Deno.readTextFile(join(primary.cwd, path)).catch(() => null);
+    files.set(path, text);
+    if (text !== null) {
+      await Deno.mkdir(dirname(join(dir, path)), { recursive: true });
+      await Deno.writeTextFile(join(dir, path), text);
+    }
+  }
+  for (const path of inTheWay) {
+    if (await primary.ok(["cat-file", "-e", `${local}:${path}`])) {
+      await primary.run(["checkout", "--quiet", local, "--", path]);
+    } else {
+      await Deno.remove(join(primary.cwd, path));
+    }
+  }
+  return { dir, files };
+}
+
+/**
+ * Puts the set-aside paperwork back on top of `now`: each file is merged
+ * three ways (base: `base`, ours: relay's, theirs: `now`), relay's lines
+ * winning where both changed the same ones. Returns one phrase per file.
+ */
+async function restoreAside(
+  primary: Git,
+  set: Aside,
+  base: string,
+  now: string,
+): Promise<string[]> {
+  const said: string[] = [];
+  for (const [path, ours] of set.files) {
+    const at = async (rev: string) =>
+      (await primary.ok(["cat-file", "-e", `${rev}:${path}`]))
+        ? await primary.run(["show", `${rev}:${path}`]).then((r) => r.stdout)
+        : null;
+    const older = await at(base);
+    const theirs = await at(now);
+    const full = join(primary.cwd, path);
+    let result: string | null;
+    if (ours === null) {
+      result = null;
+      said.push(
+        `${path} stays removed${theirs !== older ? " (it was changed on main meanwhile)" : ""}`,
+      );
+    } else if (theirs === null || theirs === older) {
+      result = ours;
+      said.push(`${path} as relay wrote it`);
+    } else {
+      result = await mergeThreeWays(ours, older ?? "", theirs);
+      said.push(`${path} merged with the change on main`);
+    }
+    if (result === null) await Deno.remove(full).catch(() => {});
+    else {
+      await Deno.mkdir(dirname(full), { recursive: true });
+      await Deno.writeTextFile(full, result);
+    }
+  }
+  return said;
+}
+
+/** `git merge-file --ours`: both sides' changes, relay's where they touch the same lines. */
+async function mergeThreeWays(ours: string, base: string, theirs: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "relay-paperwork-" });
+  try {
+    const files = ["ours", "base", "theirs"].map((n) => join(dir, n));
+    await Deno.writeTextFile(files[0]!, ours);
+    await Deno.writeTextFile(files[1]!, base);
+    await Deno.writeTextFile(files[2]!, theirs);
+    const { Git } = await import("../git/git.ts");
+    const res = await new Git(dir).run(["merge-file", "-p", "--ours", "--", ...files], {
+      allowFail: true,
+    });
+    return res.code >= 0 && res.code < 128 ? res.stdout : ours;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 

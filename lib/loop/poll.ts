@@ -536,7 +536,10 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
       const queued = await demoteOpenBrief(tick.repo.root);
       tick.log.step(`NEXT-STEPS.md held another open brief; moved it back to ${queued}`);
     }
-    await syncMain(tick.primary, config.remote, config.main);
+    await syncMain(tick.primary, config.remote, config.main, {
+      aside: join(state.dir, "paperwork-aside"),
+      log: tick.log,
+    });
     const message = `Task #${brief.task}: status — ${outcome} (${journal.pr ?? brief.branch})`;
     journal.paperworkCommit = await commitPaperwork(tick.primary, {
       brief: writeBrief({ ...brief, status: "DONE" }),

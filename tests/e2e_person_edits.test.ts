@@ -1,0 +1,166 @@
+/**
+ * A person works around the loop: edits the brief on main from their own
+ * clone while a PR waits, or leaves a change in the loop's clone. relay's own
+ * uncommitted paperwork must never stop it from bringing main up to date, and
+ * every HOLD's advice, followed word for word, must lead back to a running loop.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { all, brief, exists, makeScene, type Scene, stateDir } from "./helpers/scene.ts";
+
+async function queue(scene: Scene, title: string): Promise<void> {
+  const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
+  assert.equal(res.code, 0, all(res));
+}
+
+/** A person's own clone of the origin, to push from. */
+async function personClone(scene: Scene): Promise<string> {
+  const dir = join(scene.dir, "person");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, dir]);
+  return dir;
+}
+
+async function personPush(scene: Scene, dir: string, edit: () => Promise<void>, msg: string) {
+  await scene.git(dir, ["pull", "--quiet", "--ff-only"]);
+  await edit();
+  await scene.git(dir, ["commit", "--quiet", "-am", msg]);
+  await scene.git(dir, ["push", "--quiet", "origin", "HEAD:main"]);
+}
+
+Deno.test("a person's edit of the brief on main while a PR waits does not stop the loop: relay's promotion is put back on top", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  await queue(scene, "Second");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const first = await scene.relay(["poll"]);
+  assert.equal(first.code, 0, all(first));
+
+  // The brief on main is task 1, DONE: a person adds a note to it and pushes.
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    const path = join(person, "NEXT-STEPS.md");
+    await Deno.writeTextFile(
+      path,
+      (await Deno.readTextFile(path)).replace(
+        "Add the feature file.",
+        "Add the feature file.\n\nNote from a person.",
+      ),
+    );
+  }, "person: a note on the brief");
+
+  // The review merges task 1 and promotes task 2 into the primary tree, uncommitted.
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stdout, /promoted task 2/);
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 2\n/);
+
+  // Local main is behind (the person's commit and the merge) with the promotion in the way.
+  const second = await scene.relay(["poll"]);
+  assert.equal(second.code, 0, all(second));
+  assert.match(second.stdout, /task 2 shipped/);
+  assert.match(second.stderr, /put relay's uncommitted paperwork back on top/);
+  assert.equal(await exists(join(stateDir(scene), "hold.json")), false);
+
+  const log = await scene.out(["log", "--format=%s", "main"], scene.origin);
+  assert.deepEqual(log.split("\n").slice(0, 3), [
+    "Task #2: status — SHIPPED (task-2)",
+    "Merge task-1: First (task 1, reviewed by relay)",
+    "person: a note on the brief",
+  ]);
+  // The person's edit stays in history; what relay wrote next is the brief on main now.
+  const history = await scene.out(
+    ["log", "-p", "--format=%s", "--", "NEXT-STEPS.md"],
+    scene.origin,
+  );
+  assert.match(history, /\+Note from a person\./);
+  const onMain = await scene.out(["show", "main:NEXT-STEPS.md"], scene.origin);
+  assert.match(onMain, /^Status: DONE\nTask: 2\n/);
+  // The promotion's removal of the queued file rode along in the paperwork commit.
+  const inbox = await scene.out(
+    ["ls-tree", "--name-only", "main", "--", ".relay/inbox/"],
+    scene.origin,
+  );
+  assert.deepEqual(inbox.split("\n"), [".relay/inbox/.gitkeep"]);
+  // A copy of what was set aside is kept.
+  const aside: string[] = [];
+  for await (const e of Deno.readDir(join(stateDir(scene), "paperwork-aside"))) aside.push(e.name);
+  assert.equal(aside.length, 1);
+
+  // And the loop goes on: the review merges task 2.
+  const merge = await scene.relay(["review"]);
+  assert.equal(merge.code, 0, all(merge));
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
+    /^Merge task-2: Second/,
+  );
+});
+
+Deno.test("a person's edit of a queued brief pushed to main and relay's promotion of another both survive the sync", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  await queue(scene, "Second");
+  await queue(scene, "Third");
+  // The inbox is committed on main, as README's quick start does.
+  await scene.git(scene.work, ["add", ".relay/inbox"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "queue three"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+
+  // A person retitles the third queued brief on main; relay's next promotion deletes the
+  // second's queue file in the primary tree. Both must survive the sync.
+  const person = await personClone(scene);
+  const third = (await scene.out(["ls-files", ".relay/inbox"], person)).split("\n")
+    .find((f) => /0003-/.test(f))!;
+  await personPush(scene, person, async () => {
+    const path = join(person, third);
+    await Deno.writeTextFile(
+      path,
+      (await Deno.readTextFile(path)).replace("Title: Third", "Title: Third, retitled"),
+    );
+  }, "person: retitle a queued brief");
+  assert.equal((await scene.relay(["review"])).code, 0);
+
+  const second = await scene.relay(["poll"]);
+  assert.equal(second.code, 0, all(second));
+  const files = await scene.out(
+    ["ls-tree", "--name-only", "main", "--", ".relay/inbox/"],
+    scene.origin,
+  );
+  assert.deepEqual(files.split("\n"), [".relay/inbox/.gitkeep", third]);
+  assert.match(await scene.out(["show", `main:${third}`], scene.origin), /Title: Third, retitled/);
+});
+
+Deno.test("a person's own change in the loop's clone that main also changes: the HOLD's advice, followed word for word, gets the loop going", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  // Someone edits a product file in the loop's clone (not committed)…
+  await scene.write("src/app.txt", "app v1, local tweak\n");
+  // …and the same file changes on main from elsewhere.
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(join(person, "src/app.txt"), "app v2\n");
+  }, "person: app v2");
+
+  const held = await scene.relay(["poll"]);
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /Cannot fast-forward "main"/);
+  const next = /next: (.*)$/m.exec(held.stderr)?.[1] ?? "";
+  const stash = /"(git stash push -- [^"]+)"/.exec(next)?.[1];
+  assert.ok(stash, next);
+  assert.match(next, /relay resume/);
+  // Word for word: the stash command it names, then relay resume.
+  await scene.git(scene.work, stash.split(" ").slice(1));
+  const resume = await scene.relay(["resume"]);
+  assert.equal(resume.code, 0, all(resume));
+  const done = await scene.relay(["poll"]);
+  assert.equal(done.code, 0, all(done));
+  assert.match(done.stdout, /task 1 shipped/);
+  assert.equal(
+    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
+    "Task #1: status — SHIPPED (task-1)",
+  );
+  // The person's tweak is kept in the stash, not lost.
+  assert.match(await scene.out(["stash", "show", "-p"]), /local tweak/);
+});

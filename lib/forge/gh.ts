@@ -79,6 +79,32 @@ export async function listRelayOpen(gh: Gh): Promise<GhPr[]> {
     .sort((a, b) => a.number - b.number);
 }
 
+/**
+ * The PR for `branch`: the open one, else the newest (merged or closed); null
+ * when there is none. Same-repository PRs only.
+ */
+export async function findPr(gh: Gh, branch: string): Promise<GhPr | null> {
+  const prs = await gh.json(
+    [
+      "pr",
+      "list",
+      "--head",
+      checkBranch(branch),
+      "--state",
+      "all",
+      "--json",
+      PR_FIELDS,
+      "--limit",
+      "5",
+    ],
+    z.array(ghPr),
+  );
+  const mine = prs
+    .filter((p) => p.headRefName === branch && !p.isCrossRepository)
+    .sort((a, b) => b.number - a.number);
+  return mine.find((p) => p.state === "OPEN") ?? mine[0] ?? null;
+}
+
 /** Branch names relay passes to gh: no leading "-", no spaces, nothing a selector could misread. */
 export function checkBranch(branch: string): string {
   if (!/^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(branch) || /^\d+$/.test(branch)) {

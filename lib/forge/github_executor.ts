@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
-import { checkBranch, Gh, GH_TIMEOUT_MS, ghPr, listRelayOpen, PR_FIELDS } from "./gh.ts";
+import { checkBranch, findPr, Gh, GH_TIMEOUT_MS, ghPr, listRelayOpen, PR_FIELDS } from "./gh.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
 /** The URL `gh pr create` prints on stdout when stdout is not a terminal. */
@@ -44,6 +44,11 @@ export class GitHubExecutorForge implements ExecutorForge {
       head: p.headRefOid,
       url: p.url,
     }));
+  }
+
+  async settled(branch: string): Promise<"merged" | "closed" | null> {
+    const pr = await findPr(this.gh, branch);
+    return pr?.state === "MERGED" ? "merged" : pr?.state === "CLOSED" ? "closed" : null;
   }
 
   async openPr(req: OpenPrRequest): Promise<PrRef> {

@@ -6,16 +6,7 @@
  * `--delete-branch`, and never forces anything.
  */
 import { z } from "zod";
-import {
-  checkBranch,
-  Gh,
-  GH_TIMEOUT_MS,
-  type GhPr,
-  ghPr,
-  listRelayOpen,
-  PR_FIELDS,
-  prNumber,
-} from "./gh.ts";
+import { findPr, Gh, GH_TIMEOUT_MS, type GhPr, listRelayOpen, prNumber } from "./gh.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
 
 const afterMerge = z.object({
@@ -48,25 +39,7 @@ export class GitHubPlannerForge implements PlannerForge {
 
   /** The open PR for the branch; else the newest merged or closed one; else null. */
   async find(branch: string): Promise<PrStatus | null> {
-    const prs = await this.gh.json(
-      [
-        "pr",
-        "list",
-        "--head",
-        checkBranch(branch),
-        "--state",
-        "all",
-        "--json",
-        PR_FIELDS,
-        "--limit",
-        "5",
-      ],
-      z.array(ghPr),
-    );
-    const mine = prs
-      .filter((p) => p.headRefName === branch && !p.isCrossRepository)
-      .sort((a, b) => b.number - a.number);
-    const pick = mine.find((p) => p.state === "OPEN") ?? mine[0];
+    const pick = await findPr(this.gh, branch);
     return pick ? toStatus(pick) : null;
   }
 

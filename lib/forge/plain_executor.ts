@@ -64,6 +64,11 @@ export class PlainExecutorForge implements ExecutorForge {
     }));
   }
 
+  async settled(branch: string): Promise<"merged" | "closed" | null> {
+    const state = (await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch)))?.state;
+    return state === "merged" || state === "closed" ? state : null;
+  }
+
   async openPr(req: OpenPrRequest): Promise<PrRef> {
     const path = plainPrPath(this.prsDir, req.branch);
     const now = new Date().toISOString();

@@ -55,6 +55,13 @@ export class PlainPlannerForge implements PlannerForge {
       if (!base) {
         return { merged: false as const, why: `${this.remote}/${this.main} does not exist` };
       }
+      // A head main already has was merged (by a person, by hand): never merge it twice.
+      if (await this.git.isAncestor(head, base)) {
+        return {
+          merged: false as const,
+          why: `${head.slice(0, 12)} is already in ${this.remote}/${this.main}`,
+        };
+      }
       if (gatedBase && base !== gatedBase && !(await this.onlyPaperwork(gatedBase, base))) {
         return {
           merged: false as const,

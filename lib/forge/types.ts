@@ -33,6 +33,11 @@ export interface ExecutorForge {
   openPr(req: OpenPrRequest): Promise<PrRef>;
   /** Open PRs (reading is not merging): the executor does not start while another is in flight. */
   listOpen(): Promise<PrRef[]>;
+  /**
+   * Whether the PR for `branch` was merged or closed (by relay or a person), or null when it
+   * is open or there is none: the executor never works on a branch whose PR is settled.
+   */
+  settled(branch: string): Promise<"merged" | "closed" | null>;
 }
 
 /** A PR's state as the planner sees it on the forge. */

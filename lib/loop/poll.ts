@@ -47,7 +47,8 @@ import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
 import { runId as newRunId } from "../state/run_id.ts";
 import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts";
 import type { ExecutorForge } from "../forge/types.ts";
-import { demoteOpenBrief } from "./promote.ts";
+import { demoteOpenBrief, promoteNext, retireFixBrief } from "./promote.ts";
+import { mergedIntoMain } from "./merged.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
@@ -79,6 +80,8 @@ export type TickResult =
   | { kind: "busy"; message: string }
   | { kind: "shipped"; message: string; task: number; pr: string; head: string }
   | { kind: "blocked"; message: string; task: number }
+  /** A fix brief whose PR a person already merged or closed: set to DONE, nothing launched. */
+  | { kind: "retired"; message: string; task: number }
   | { kind: "failed"; message: string; task: number; attempt: number };
 
 export type PollOptions = TickOptions;
@@ -257,6 +260,11 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
       );
     }
     await warnUnpublished(tick);
+    // A fix works on its PR's branch: not when a person already merged or closed that PR.
+    if (brief.kind === "fix") {
+      const why = await settledOutOfBand(tick, brief, originMain);
+      if (why) return await retire(tick, brief, why);
+    }
     const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
     checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
     const worktree = join(root, brief.branch.replaceAll("/", "-"));
@@ -332,6 +340,48 @@ async function warnUnpublished(tick: Tick): Promise<void> {
   const { remote, main } = tick.config;
   const line = await unpublishedWarning(tick.primary, { remote, main });
   if (line) console.error(stamped(`relay: ${line}`, Deno.stderr.isTerminal()));
+}
+
+/**
+ * Why the PR a fix brief works on is already settled outside relay: the forge
+ * says it was merged or closed, or the branch's head is already in main (a
+ * person merged it by hand). Null when the fix should run.
+ */
+async function settledOutOfBand(
+  tick: Tick,
+  brief: Brief,
+  originMain: string,
+): Promise<string | null> {
+  const state = await executorForge(tick).settled(brief.branch);
+  if (state) return `the PR for ${brief.branch} was ${state} before this fix ran`;
+  const head = await tick.primary.resolve(`refs/remotes/${tick.config.remote}/${brief.branch}`) ??
+    await tick.primary.resolve(`refs/heads/${brief.branch}`);
+  if (!head) return null;
+  // The receipts that may name the head's starting point: the task and every fix since.
+  const from = brief.fixes ?? brief.task;
+  const tasks = Array.from({ length: Math.max(1, brief.task - from + 1) }, (_, i) => from + i);
+  if (!(await mergedIntoMain(tick.primary, head, originMain, tick.state.tasks, tasks))) return null;
+  return `${brief.branch} at ${
+    head.slice(0, 12)
+  } is already in ${tick.config.remote}/${tick.config.main} (merged outside relay) before this fix ran`;
+}
+
+/**
+ * Sets a fix brief whose PR is settled to DONE with the reason, launches
+ * nothing, and promotes the next queued brief (this tick holds the poll lock).
+ */
+async function retire(tick: Tick, brief: Brief, why: string): Promise<TickResult> {
+  const reason = `${why}. Nothing was launched for it.`;
+  await retireFixBrief(tick.repo.root, brief.branch, reason);
+  tick.log.step(`task ${brief.task}: retired the fix brief (set to DONE): ${reason}`);
+  const next = await promoteNext(tick.repo.root);
+  return {
+    kind: "retired",
+    task: brief.task,
+    message: `task ${brief.task} retired: ${why}; ${
+      next.result === "promoted" ? `promoted task ${next.task} into ${BRIEF_FILE}` : next.message
+    }`,
+  };
 }
 
 /**

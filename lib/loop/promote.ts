@@ -52,11 +52,17 @@ export async function promoteNext(root: string): Promise<PromoteResult> {
 
 /**
  * Why promoting now would change nothing (a brief is open, or the inbox is
- * empty), or null when it would promote. Reads files only; takes no lock.
+ * empty), or null when it would promote — or retire the open fix brief for
+ * the `retiring` branch. Reads files only; takes no lock.
  */
-export async function promotionIdle(root: string): Promise<string | null> {
+export async function promotionIdle(root: string, retiring?: string): Promise<string | null> {
   const current = await Deno.readTextFile(join(root, BRIEF_FILE)).catch(() => null);
   if (current !== null && readStatus(current) === "OPEN") {
+    // An open fix brief for a branch that is being retired is something to do.
+    if (retiring !== undefined && /^\s*kind:\s*fix\s*$/im.test(current)) {
+      const branch = /^\s*branch:\s*(\S+)\s*$/im.exec(current)?.[1];
+      if (branch === retiring) return null;
+    }
     const task = /^\s*task:\s*(\d+)\s*$/im.exec(current)?.[1] ?? "?";
     return `not promoting: task ${task} is still open in ${BRIEF_FILE}`;
   }
@@ -83,4 +89,31 @@ export async function demoteOpenBrief(root: string): Promise<string | null> {
   await Deno.mkdir(join(root, INBOX_DIR), { recursive: true });
   await Deno.writeTextFile(join(root, file), writeBrief({ ...brief, status: "QUEUED" }));
   return file;
+}
+
+/**
+ * Retires the open fix brief for `branch` when its PR was settled outside
+ * relay (merged or closed by a person): NEXT-STEPS.md keeps the brief, set to
+ * DONE, with the reason under "## Retired by relay", and nothing is launched
+ * for it. Returns the retired task, or null when no such brief is open.
+ */
+export async function retireFixBrief(
+  root: string,
+  branch: string,
+  reason: string,
+): Promise<number | null> {
+  const path = join(root, BRIEF_FILE);
+  const text = await Deno.readTextFile(path).catch(() => null);
+  if (text === null || readStatus(text) !== "OPEN") return null;
+  const brief = parseBrief(text, BRIEF_FILE);
+  if (brief.kind !== "fix" || brief.branch !== branch) return null;
+  await Deno.writeTextFile(
+    path,
+    writeBrief({
+      ...brief,
+      status: "DONE",
+      extra: [...brief.extra, { heading: "Retired by relay", body: reason }],
+    }),
+  );
+  return brief.task;
 }

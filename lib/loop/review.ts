@@ -29,7 +29,6 @@ import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { holdOnRecord, readHold, writeHold } from "../state/hold.ts";
 import { blockedOptions } from "./blocked.ts";
-import { readTaskRecord } from "../state/tasks.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";
@@ -69,7 +68,8 @@ import {
   withoutUntrackedBuildOutput,
 } from "./build_output.ts";
 import { listInbox, usedTaskNumbers } from "./inbox.ts";
-import { demoteOpenBrief, promoteNext, promotionIdle } from "./promote.ts";
+import { demoteOpenBrief, promoteNext, promotionIdle, retireFixBrief } from "./promote.ts";
+import { firstMerged } from "./merged.ts";
 import type { TickOptions } from "./log.ts";
 
 export type ReviewResult =
@@ -198,18 +198,43 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
   const pr = await tick.forge.find(brief.branch);
   if (!pr) return { kind: "idle", message: `idle: no PR for ${brief.branch}` };
 
-  // Merged (by relay or by a person): make sure the next brief is promoted, once.
-  if (
-    pr.state === "merged" ||
-    (await mergedIntoMain(tick.primary, report.head, s.originMain, tick.state.tasks, report.task))
-  ) {
+  // Merged (by relay or by a person): make sure the next brief is promoted, once. A person
+  // may have merged any head of this PR — the one reported, or one an open fix brief was
+  // written for — and a PR main already has is never merged again.
+  const merged = pr.state === "merged" || record.merged !== undefined ? pr.head : await firstMerged(
+    tick.primary,
+    [
+      report.head,
+      pr.head,
+      ...record.fixes.map((f) => f.head),
+      ...record.verdicts.map((v) => v.head),
+    ],
+    s.originMain,
+    tick.state.tasks,
+    [s.task, report.task, ...record.fixes.map((f) => f.task)],
+  );
+  if (merged !== null) {
     if (!record.merged) {
       record.merged = { sha: s.originMain, at: now(), by: "out-of-band" };
       await writeReview(tick.state.reviews, record);
       await tick.forge.noteMerged(pr);
-      tick.log.step(`task ${s.task}: ${pr.id} was merged outside relay`);
+      tick.log.step(
+        `task ${s.task}: ${pr.id} was merged outside relay (${
+          merged.slice(0, 12)
+        } is in ${tick.config.main})${
+          merged !== pr.head
+            ? `; ${pr.branch} has moved on to ${
+              pr.head.slice(0, 12)
+            } since, and relay does not merge it again`
+            : ""
+        }`,
+      );
     }
-    return await promoteAfterMerge(tick, `task ${s.task} is merged`, pr.branch);
+    return await promoteAfterMerge(tick, `task ${s.task} is merged`, pr.branch, {
+      retire: `${pr.id} (task ${s.task}) was merged outside relay: ${
+        merged.slice(0, 12)
+      } is in ${tick.config.main}. Nothing was launched for this fix.`,
+    });
   }
   if (pr.state === "closed") {
     // Closed on the forge by a person (relay close records this itself): the task is over,
@@ -219,7 +244,10 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
       await writeReview(tick.state.reviews, record);
       tick.log.step(`task ${s.task}: ${pr.id} was closed outside relay`);
     }
-    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`, pr.branch);
+    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`, pr.branch, {
+      retire:
+        `${pr.id} (task ${s.task}) was closed outside relay. Nothing was launched for this fix.`,
+    });
   }
   // The executor goes first when it is on this PR's branch (a fix brief) or mid-tick.
   // Another brief opened while this PR is in flight waits for it, so the review goes on.
@@ -283,26 +311,6 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     verdict = verdictFor(record, pr.head)!;
   }
   return await gateAndMerge(tick, s, record, pr);
-}
-
-/**
- * Merged means main has the head, and did not have it when the executor began:
- * a head main already had then (a branch with no new commit) is an empty PR,
- * which the gate refuses — not a merge. The executor records that starting
- * point (origin/main when the attempt began) in its implementation receipt.
- */
-async function mergedIntoMain(
-  git: Git,
-  head: string,
-  originMain: string,
-  tasksDir: string,
-  reportTask: number,
-): Promise<boolean> {
-  if (!(await git.isAncestor(head, originMain))) return false;
-  const receipt = (await readTaskRecord(tasksDir, reportTask)).receipts
-    .filter((r) => r.stage === "implementation" && r.head === head && r.base).at(-1);
-  if (!receipt?.base) return true; // no record of the start (another clone): main has it
-  return !(await git.isAncestor(head, receipt.base));
 }
 
 function now(): string {
@@ -955,11 +963,16 @@ async function gateFor(
 /** Shorter than LOCK_WAIT_MS: a poll waiting for this tick's lock must not wait for it in turn. */
 const PROMOTE_WAIT_MS = 15_000;
 
-async function promoteAfterMerge(tick: Tick, done: string, branch: string): Promise<ReviewResult> {
+async function promoteAfterMerge(
+  tick: Tick,
+  done: string,
+  branch: string,
+  opts: { retire?: string } = {},
+): Promise<ReviewResult> {
   // Every review tick comes back here while the report on main is for a merged task: the
   // loop's resting state. Take the poll lock only when there is something to do, so a
   // poll that fires at the same second never waits for a review that has nothing to say.
-  const idle = await promotionIdle(tick.repo.root);
+  const idle = await promotionIdle(tick.repo.root, opts.retire ? branch : undefined);
   if (idle !== null && !(await taskWorktree(tick, branch))) {
     return { kind: "idle", message: `${done}; ${idle}` };
   }
@@ -975,6 +988,11 @@ async function promoteAfterMerge(tick: Tick, done: string, branch: string): Prom
     return { kind: "idle", message: `${done}; promotion waits for the executor's tick to end` };
   }
   await removeTaskWorktree(tick, branch);
+  const retired = opts.retire ? await retireFixBrief(tick.repo.root, branch, opts.retire) : null;
+  if (retired !== null) {
+    tick.log.step(`retired fix brief ${retired} (set to DONE): ${opts.retire}`);
+    done += `; fix brief ${retired} retired`;
+  }
   const res = await promoteNext(tick.repo.root);
   if (res.result === "promoted") {
     tick.log.step(`promoted task ${res.task}: ${res.title}`);

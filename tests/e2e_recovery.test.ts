@@ -13,6 +13,7 @@ import {
   countLines,
   exists,
   makeScene,
+  originRefs,
   ROOT,
   running,
   type Scene,
@@ -390,10 +391,10 @@ Deno.test("a task branch the remote refuses (not a race) is a HOLD quoting the r
   );
 });
 
-Deno.test("a push that cannot reach the remote at all is a HOLD quoting git, not a retry", async () => {
+Deno.test("a push that cannot reach the remote is retried by the next tick, quoting git — not a HOLD", async () => {
   await using scene = await makeScene();
   await openBrief(scene);
-  // Every fetch before the push works; the push URL points nowhere.
+  // Every fetch before the push works; the push URL points nowhere (the remote is gone for now).
   await scene.git(scene.work, [
     "remote",
     "set-url",
@@ -403,13 +404,22 @@ Deno.test("a push that cannot reach the remote at all is a HOLD quoting git, not
   ]);
 
   const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  assert.equal(poll.code, 1, all(poll));
   assert.match(
     poll.stderr,
-    /relay: HOLD: Cannot push "task-1" to "origin": git push failed: ".*does not appear to be a git repository/,
+    /relay: not yet: Cannot push "task-1" to "origin" yet: the remote could not be reached: ".*does not appear to be a git repository.*; the next tick tries again/,
   );
-  assert.match(poll.stderr, /Check that "origin" is reachable/);
-  assert.ok(await exists(join(stateDir(scene), "hold.json")));
+  assert.equal(await exists(join(stateDir(scene), "hold.json")), false);
+  assert.deepEqual(Object.keys(await originRefs(scene)), ["refs/heads/main"]);
+
+  // The remote is back: the next tick pushes the turn it already has, without rerunning it.
+  await scene.git(scene.work, ["remote", "set-url", "--delete", "--push", "origin", ".*"]);
+  const again = await scene.relay(["poll"]);
+  assert.equal(again.code, 0, all(again));
+  assert.match(again.stdout, /task 1 shipped/);
+  const runs: string[] = [];
+  for await (const e of Deno.readDir(join(stateDir(scene), "runs"))) runs.push(e.name);
+  assert.equal(runs.filter((r) => /-task1-a\d+$/.test(r)).length, 1, runs.join(", "));
 });
 
 // --- 5. promote and the tick lock ----------------------------------------------------------------

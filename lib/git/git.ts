@@ -3,7 +3,8 @@
  * an argv array in that folder; none depends on the process's cwd. Network
  * verbs (fetch, push, ls-remote) always carry a timeout.
  */
-import { CommandError } from "../errors.ts";
+import { CommandError, RetryError } from "../errors.ts";
+import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
@@ -124,8 +125,24 @@ export class Git {
   async fetch(remote: string): Promise<void> {
     const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
     for (let attempt = 1;; attempt++) {
-      const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true });
+      const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
+        .catch((err) => {
+          // Cut off at the network timeout: the remote did not answer in time.
+          if (err instanceof CommandError && err.code === null) {
+            throw new RetryError(
+              `Cannot fetch from "${remote}" yet: ${err.message.split("\n")[0]}`,
+            );
+          }
+          throw err;
+        });
       if (res.code === 0) return;
+      if (unreachable(res.stderr)) {
+        throw new RetryError(
+          `Cannot fetch from "${remote}" yet: the remote could not be reached: "${
+            res.stderr.trim().split("\n").filter((l) => l.trim() !== "").slice(0, 2).join(" ")
+          }"`,
+        );
+      }
       if (attempt >= FETCH_TRIES || !REF_LOCK_RACE.test(res.stderr)) {
         throw new CommandError(
           ["git", ...SAFE_CONFIG, ...args],

@@ -63,9 +63,16 @@ export function classifyPush(ok: boolean, output: string): PushOutcome {
   const detail = lines
     .filter((l) => l.trim() !== "" && !REF_LINE.test(l) && !/^(To |Done$|hint:)/.test(l))
     .slice(0, 6);
-  const text = lines.join("\n");
-  if (!NO_ACCESS.test(text) && UNREACHABLE.test(text)) return { kind: "unreachable", detail };
+  if (unreachable(lines.join("\n"))) return { kind: "unreachable", detail };
   return { kind: "failed", detail: detail.length ? detail : ["git push failed without a message"] };
+}
+
+/**
+ * Whether git's words say the remote could not be reached for the moment (and
+ * nothing says access was refused): the next tick tries again.
+ */
+export function unreachable(text: string): boolean {
+  return !NO_ACCESS.test(text) && UNREACHABLE.test(text);
 }
 
 /** The remote's ref moved between its check and its update: another push landed first. */

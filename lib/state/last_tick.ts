@@ -7,7 +7,7 @@
  * node:path, relay's error classes, its JSON helpers and paths, nothing else.
  */
 import { join } from "node:path";
-import { HoldError, InputError, UsageError } from "../errors.ts";
+import { HoldError, InputError, RetryError, UsageError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 import { BRIEF_FILE, REPORT_FILE } from "./paths.ts";
 
@@ -19,7 +19,7 @@ export interface LastTick {
   command: TickCommand;
   /** The exit code the CLI returned (or main.ts mapped the error to). */
   exit: number;
-  /** The result kind ("shipped", "busy", …), or "input", "hold", "error" for a thrown error. */
+  /** The result kind ("shipped", "busy", …), or "input", "hold", "retry", "error" for a thrown error. */
   result: string;
   /** What the tick printed as its result, cut to MESSAGE_MAX characters. */
   message: string;
@@ -69,6 +69,9 @@ export function failedTick(command: TickCommand, err: unknown, at: Date = new Da
   const message = (err as Error)?.message ?? String(err);
   if (err instanceof HoldError) {
     return lastTick(command, 3, "hold", `HOLD: ${message}\n  next: ${err.next}`, at);
+  }
+  if (err instanceof RetryError) {
+    return lastTick(command, 1, "retry", `not yet: ${message}; the next tick tries again`, at);
   }
   const kind = err instanceof InputError || err instanceof UsageError ? "input" : "error";
   return lastTick(command, exitCodeFor(err), kind, `error: ${message}`, at);

@@ -336,4 +336,10 @@ Deno.test("a refusal by the remote's hook is still a HOLD, recorded for both tic
   assert.equal(hold.task, 1);
   assert.match(hold.reason, /protected branch hook declined/);
   assert.doesNotMatch((await originLog(scene)).join("\n"), /^Task #1/m);
+  // Both ticks stop at it, and cron.log already has it.
+  for (const command of ["review", "poll"] as const) {
+    const again = await tick(scene, command);
+    assert.equal(again.code, 3, all(again));
+    assert.equal(again.stdout + again.stderr, "", all(again));
+  }
 });

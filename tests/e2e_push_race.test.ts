@@ -343,3 +343,36 @@ Deno.test("a refusal by the remote's hook is still a HOLD, recorded for both tic
     assert.equal(again.stdout + again.stderr, "", all(again));
   }
 });
+
+Deno.test("a push refused for want of access is a HOLD quoting git, not a blip", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "No key" }));
+  await promote(scene);
+  // The remote answers, and turns the key down: ssh's own words, through a stand-in ssh.
+  const ssh = join(scene.dir, "fake-ssh");
+  await Deno.writeTextFile(
+    ssh,
+    "#!/bin/sh\necho 'git@relay.invalid: Permission denied (publickey).' >&2\nexit 255\n",
+  );
+  await Deno.chmod(ssh, 0o755);
+  await scene.git(scene.work, ["config", "core.sshCommand", ssh]);
+  await scene.git(scene.work, [
+    "config",
+    "remote.origin.pushurl",
+    "ssh://git@relay.invalid/app.git",
+  ]);
+
+  const held = await tick(scene, "poll");
+  assert.equal(held.code, 3, all(held));
+  assert.match(
+    held.stderr,
+    /relay: HOLD: Cannot push "task-1" to "origin": git push failed: ".*Permission denied \(publickey\)/,
+  );
+  assert.match(
+    held.stderr,
+    /Check that "origin" is reachable and that this clone's credentials may push/,
+  );
+  const hold = JSON.parse(await Deno.readTextFile(join(stateDir(scene), "hold.json")));
+  assert.match(hold.reason, /Permission denied \(publickey\)/);
+  assert.match(hold.next, /relay resume/);
+});

@@ -59,14 +59,22 @@ next paperwork commit carries it.`,
 The executor tick. Does nothing (and starts no process) unless NEXT-STEPS.md
 says Status: OPEN. Otherwise takes the brief through one attempt: worktree,
 agent, product-only commit, relay's own run of the verification bar, push, PR,
-and a paperwork-only commit on main. A second tick while one runs exits 0, busy.`,
+and a paperwork-only commit on main. A second tick while one runs exits 0, busy.
+A push that lost a race or found the remote unreachable exits 1 ("not yet"):
+the next tick pushes it, without running the agent again.
+--quiet (for cron): no progress lines; a result or error that repeats the last
+one is said again only after an hour; a HOLD on record, only as a one-line
+hourly reminder.`,
   review: `Usage: relay review [--json] [--quiet]
 
 The reviewer tick. Reads the executor's report from origin/main, has the
 reviewer agent verify the PR head in a disposable worktree, records the verdict
 against that head, then runs the gate: MERGE merges (merge: auto) and promotes
 the next queued brief; a FAIL or a refusal writes a fix brief to NEXT-STEPS.md
-(uncommitted); the human path waits for a person. Exit 3 when a person is needed.`,
+(uncommitted); the human path waits for a person. Exit 3 when a person is needed.
+With forge: plain, a merge push that lost a race is rebuilt on the new main
+at once; one that found the remote unreachable waits (exit 0) for the next tick.
+--quiet (for cron): as for relay poll.`,
   gate: `Usage: relay gate [<task>] [--json]
 
 Prints each check (scope, verdict, evidence, in-flight, mergeable) with PASS,

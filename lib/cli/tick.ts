@@ -93,9 +93,10 @@ async function ended(
       }
       return code;
     }
-    await persistHold(holdPath, err, task);
+    // Said as recorded: the advice a person reads is the advice `relay status` shows.
+    const hold = await persistHold(holdPath, err, task);
     await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
-    sayError(text);
+    sayError(hold ? describeError(new HoldError(hold.reason, hold.next)).text : text);
     return code;
   }
   const say = opts.json || sayAgain(opts.quiet, record, previous);

@@ -27,27 +27,38 @@ export function holdOnRecord(hold: Hold): HoldError {
 /**
  * Records a HOLD raised anywhere in either tick, once: a HOLD already on
  * record is kept (the first reason is the one a person needs). Preconditions
- * every tick checks again (`recheck`) are not recorded. Returns whether this
- * call wrote it.
+ * every tick checks again (`recheck`) are not recorded. Returns the HOLD this
+ * call wrote, or null.
  */
 export async function persistHold(
   path: string,
   err: HoldError,
   task: number | null,
   runId?: string,
-): Promise<boolean> {
-  if (err.recheck || err.recorded) return false;
-  if (await readHold(path)) return false;
+): Promise<Hold | null> {
+  if (err.recheck || err.recorded) return null;
+  if (await readHold(path)) return null;
   const at = new Date().toISOString();
-  await writeHold(path, {
+  const hold: Hold = {
     task: task ?? 0,
     reason: err.message,
-    next: err.next,
+    next: untilResume(err.next),
     at,
     ...(runId ? { runId } : {}),
     said: at,
-  });
-  return true;
+  };
+  await writeHold(path, hold);
+  return hold;
+}
+
+/**
+ * A recorded HOLD stops both ticks until `relay resume`: advice that ends at
+ * "fix the cause" (a push the remote refused: lift the protection) would leave
+ * the loop stopped after a person followed it to the letter.
+ */
+export function untilResume(next: string): string {
+  if (/relay resume/.test(next)) return next;
+  return `${next}${next.includes("\n") ? "\n" : " "}Then run "relay resume".`;
 }
 
 export function readHold(path: string): Promise<Hold | null> {

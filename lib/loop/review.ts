@@ -467,7 +467,21 @@ async function runReview(
       changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
     }
     if (changes.length) {
-      await voidTurn(tick, worktree, runId, before, after);
+      try {
+        await voidTurn(tick, worktree, runId, before, after);
+      } catch (err) {
+        // The refs could not be put back as they were: a person must look before anything
+        // else runs on them (what the reviewer left is kept under refs/relay/void/).
+        return await holdReview(
+          tick,
+          s,
+          runId,
+          `the reviewer changed its worktree and relay could not undo it: ${
+            (err as Error).message.split("\n")[0]
+          }`,
+          `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the reviewer moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+        );
+      }
       const why = voidCause(before.status, after.status, buildOutput, {
         task: s.task,
         branch: pr.branch,

@@ -69,11 +69,18 @@ export class HoldError extends Error {
   readonly recheck: boolean;
   /** The HOLD already on record in hold.json, met again by a later tick. */
   readonly recorded: boolean;
-  constructor(reason: string, next: string, opts: { recheck?: boolean; recorded?: boolean } = {}) {
+  /** The task the HOLD is about, when the code that raised it knows better than the tick. */
+  readonly task: number | undefined;
+  constructor(
+    reason: string,
+    next: string,
+    opts: { recheck?: boolean; recorded?: boolean; task?: number } = {},
+  ) {
     super(reason);
     this.next = next;
     this.recheck = opts.recheck ?? false;
     this.recorded = opts.recorded ?? false;
+    this.task = opts.task;
   }
 }
 

@@ -86,12 +86,16 @@ fi
 
 header="=== $(date -u +%Y-%m-%dT%H:%M:%SZ) relay $SUBCOMMAND (pid $$, repo $PWD) ==="
 # Streamed as it comes (a long agent turn shows progress), the header only before a first line.
+# The exit line only after a run that said something: a HOLD that lasts is silent after its
+# first report (relay says it again hourly), and so must the wrapper be.
+: >>"$log"
 set +e
-"${RELAY_BIN:-relay}" "$SUBCOMMAND" "$@" 2>&1 </dev/null |
-  awk -v header="$header" 'NR == 1 { print header } { print; fflush() }' >>"$log"
-code=${PIPESTATUS[0]}
+lines=$("${RELAY_BIN:-relay}" "$SUBCOMMAND" "$@" 2>&1 </dev/null |
+  awk -v header="$header" -v out="$log" 'NR == 1 { print header >>out } { print >>out; fflush(out) } END { print NR }'
+  exit "${PIPESTATUS[0]}")
+code=$?
 set -e
-if [[ $code -ne 0 ]]; then
+if [[ $code -ne 0 && ${lines:-0} -gt 0 ]]; then
   echo "=== exit $code ===" >>"$log"
 fi
 exit "$code"

@@ -147,7 +147,7 @@ Deno.test("a person's own change in the loop's clone that main also changes: the
   assert.equal(held.code, 3, all(held));
   assert.match(held.stderr, /Cannot fast-forward "main"/);
   const next = /next: (.*)$/m.exec(held.stderr)?.[1] ?? "";
-  const stash = /"(git stash push -- [^"]+)"/.exec(next)?.[1];
+  const stash = /"(git stash push --include-untracked -- [^"]+)"/.exec(next)?.[1];
   assert.ok(stash, next);
   assert.match(next, /relay resume/);
   // Word for word: the stash command it names, then relay resume.
@@ -162,5 +162,41 @@ Deno.test("a person's own change in the loop's clone that main also changes: the
     "Task #1: status — SHIPPED (task-1)",
   );
   // The person's tweak is kept in the stash, not lost.
+  assert.match(await scene.out(["stash", "show", "-p"]), /local tweak/);
+});
+
+Deno.test("a paperwork push that lost a race while a person's change sits in the loop's clone: a HOLD with advice, never conflict markers", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  await scene.write("src/app.txt", "app v1, local tweak\n");
+  // The tick dies right after its paperwork commit; meanwhile main changes the same file.
+  const killed = await scene.relay(["poll"], {
+    env: { RELAY_FAILPOINT: "after-paperwork-committed" },
+  });
+  assert.notEqual(killed.code, 0);
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(join(person, "src/app.txt"), "app v2\n");
+  }, "person: app v2");
+
+  const held = await scene.relay(["poll"]);
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /the primary tree has changes that are not relay's \(src\/app\.txt\)/);
+  assert.doesNotMatch(await scene.read("src/app.txt"), /<<<<<<<|>>>>>>>/);
+  assert.equal(await scene.read("src/app.txt"), "app v1, local tweak\n");
+  const next = /next: (.*)$/m.exec(held.stderr)?.[1] ?? "";
+  const stash = /"(git stash push --include-untracked -- [^"]+)"/.exec(next)?.[1];
+  assert.ok(stash, next);
+  await scene.git(scene.work, stash.split(" ").slice(1));
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const done = await scene.relay(["poll"]);
+  assert.equal(done.code, 0, all(done));
+  assert.match(done.stdout, /task 1 shipped/);
+  const log = await scene.out(["log", "--format=%s", "main"], scene.origin);
+  assert.deepEqual(log.split("\n").slice(0, 2), [
+    "Task #1: status — SHIPPED (task-1)",
+    "person: app v2",
+  ]);
   assert.match(await scene.out(["stash", "show", "-p"]), /local tweak/);
 });

@@ -131,6 +131,14 @@ Deno.test("classifyPush() calls a ref-lock race on the remote a race (two pushes
     "pre-receive hook declined: cannot lock ref",
   );
   assert.equal(classifyPush(false, declined).kind, "refused");
+  // A stale lock file on the remote is no race: git asks a person to remove it.
+  const stale = [
+    "remote: error: cannot lock ref 'refs/heads/main': Unable to create '/o.git/refs/heads/main.lock': File exists.",
+    "remote: Another git process seems to be running in this repository; remove the file manually to continue.",
+    "!\tHEAD:refs/heads/main\t[remote rejected] (failed to update ref)",
+    "Done",
+  ].join("\n");
+  assert.equal(classifyPush(false, stale).kind, "refused");
 });
 
 Deno.test("branchPushHold() blames someone else's push only for a race", () => {

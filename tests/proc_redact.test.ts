@@ -39,9 +39,13 @@ Deno.test("isSecretName() knows keys, tokens and passwords, not authors or agent
   ) assert.ok(!isSecretName(name), name);
 });
 
-Deno.test("secretsOf() skips short values and non-secret names, longest value first", () => {
+Deno.test("secretsOf() skips short values, word-like values and non-secret names, longest value first", () => {
   const secrets = secretsOf({
-    GH_TOKEN: "ghp_short",
+    GH_TOKEN: "ghp_0123456789",
+    // A word is not a key: redacting it would rewrite paths and prose ("/home/u/postgres-tool").
+    PGPASSWORD: "postgresqlpostgres",
+    DB_PASSWORD: "password",
+    SHORT_TOKEN: "ghp_short",
     ANTHROPIC_API_KEY: KEY,
     FEATURE_KEY: "true",
     PASSWORD: "        ",
@@ -54,7 +58,7 @@ Deno.test("secretsOf() skips short values and non-secret names, longest value fi
   assert.deepEqual(secrets, [
     { name: "AWS_SECRET_ACCESS_KEY", value: "/not/an/existing/path+base64ish" },
     { name: "ANTHROPIC_API_KEY", value: KEY },
-    { name: "GH_TOKEN", value: "ghp_short" },
+    { name: "GH_TOKEN", value: "ghp_0123456789" },
   ]);
 });
 

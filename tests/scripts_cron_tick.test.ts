@@ -17,7 +17,7 @@ async function tick(script: string, args: string[], env: Record<string, string>)
   return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
 
-Deno.test("cron wrappers log a run's output under one header, leave no trace of an idle tick, and pass the exit code on", async () => {
+Deno.test("cron wrappers log a run's output under one header, leave no trace of an idle or silent tick, and pass the exit code on", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-cron-" });
   try {
     const repo = join(dir, "repo");
@@ -44,7 +44,14 @@ Deno.test("cron wrappers log a run's output under one header, leave no trace of 
 
     assert.equal((await tick("poll.sh", [repo], { ...env, SAY: "HOLD", CODE: "3" })).code, 3);
     assert.match(await Deno.readTextFile(log), /relay poll .*\nHOLD\nto stderr\n=== exit 3 ===\n$/);
-    assert.equal(await Deno.readTextFile(calls), "args: poll --quiet\nargs: review\nargs: poll\n");
+    // A HOLD that lasts: relay says nothing (exit 3), and neither does the wrapper.
+    const before = await Deno.readTextFile(log);
+    assert.equal((await tick("poll.sh", [repo, "--quiet"], { ...env, CODE: "3" })).code, 3);
+    assert.equal(await Deno.readTextFile(log), before, "a silent tick leaves no exit line");
+    assert.equal(
+      await Deno.readTextFile(calls),
+      "args: poll --quiet\nargs: review\nargs: poll\nargs: poll --quiet\n",
+    );
 
     const usage = await tick("poll.sh", [], env);
     assert.equal(usage.code, 2);

@@ -128,7 +128,7 @@ export class Git {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {
           // Cut off at the network timeout: the remote did not answer in time.
-          if (err instanceof CommandError && err.code === null) {
+          if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
             throw new RetryError(
               `Cannot fetch from "${remote}" yet: ${err.message.split("\n")[0]}`,
             );
@@ -166,7 +166,7 @@ export class Git {
       return { ok: res.code === 0, stderr: res.stderr + res.stdout };
     } catch (err) {
       // A push that hangs is cut off at the network timeout: the remote did not answer.
-      if (err instanceof CommandError && err.code === null) {
+      if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
         return { ok: false, stderr: `${err.message}\n${err.stderr}` };
       }
       throw err;

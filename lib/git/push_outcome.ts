@@ -55,7 +55,13 @@ export function classifyPush(ok: boolean, output: string): PushOutcome {
   if (refused) {
     const status = refused[3]!.trim();
     if (BEHIND.test(status)) return { kind: "behind", status };
-    if (RACED.test(status) && remote.every((l) => !/declined|denied|protected/i.test(l))) {
+    // A race only when the remote says the ref moved ("is at X but expected Y"); a stale
+    // lock file it asks a person to remove, or a hook's refusal, is for a person.
+    const said = remote.join("\n");
+    if (
+      RACED.test(status) && /but expected/i.test(said) &&
+      !/declined|denied|protected|File exists|remove the file manually/i.test(said)
+    ) {
       return { kind: "raced", status, remote };
     }
     return { kind: "refused", status, remote };

@@ -51,7 +51,7 @@ export async function syncMain(
         `Cannot fast-forward "${main}" in the primary tree to ${remote}/${main}: local changes are in the way (${
           paths.join(", ") || res.stderr.trim().split("\n")[0]
         })`,
-        `Someone changed files in ${primary.cwd} that ${remote}/${main} changes too. Keep them aside with "git stash push -- ${
+        `Someone changed files in ${primary.cwd} that ${remote}/${main} changes too. Keep them aside with "git stash push --include-untracked -- ${
           paths.length ? paths.join(" ") : "<the files git names below>"
         }" there (relay never commits a person's changes), then run "relay resume"; "git stash pop" brings them back once the loop has moved on. git said:\n${res.stderr.trim()}`,
       );
@@ -92,11 +92,14 @@ interface Aside {
 async function setAsidePaperwork(
   primary: Git,
   local: string,
-  origin: string,
+  origin: string | null,
   aside: string,
 ): Promise<Aside | null> {
-  const incoming = new Set(await primary.changedPaths(local, origin, [...OWN_PAPERWORK]));
-  if (incoming.size === 0) return null;
+  // Only what the move to `origin` would touch; with no origin, all of it (a rebase).
+  const incoming = origin === null
+    ? null
+    : new Set(await primary.changedPaths(local, origin, [...OWN_PAPERWORK]));
+  if (incoming?.size === 0) return null;
   const dirty = (await primary.out([
     "status",
     "--porcelain=v1",
@@ -106,7 +109,7 @@ async function setAsidePaperwork(
     "--",
     ...OWN_PAPERWORK,
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
-  const inTheWay = dirty.filter((p) => incoming.has(p));
+  const inTheWay = dirty.filter((p) => incoming === null || incoming.has(p));
   if (inTheWay.length === 0) return null;
   const dir = join(aside, new Date().toISOString().replace(/[:.]/g, "-"));
   const files = new Map<string, string | null>();
@@ -120,7 +123,10 @@ async function setAsidePaperwork(
   }
   for (const path of inTheWay) {
     if (await primary.ok(["cat-file", "-e", `${local}:${path}`])) {
-      await primary.run(["checkout", "--quiet", local, "--", path]);
+      // Literal paths: a queued brief named with "*" or "[" must not match another file.
+      await primary.run(["checkout", "--quiet", local, "--", path], {
+        env: { GIT_LITERAL_PATHSPECS: "1" },
+      });
     } else {
       await Deno.remove(join(primary.cwd, path));
     }
@@ -249,8 +255,21 @@ export async function pushMain(
   primary: Git,
   remote: string,
   main: string,
-  log: Log,
+  opts: { aside: string; log: Log },
 ): Promise<void> {
+  const { log } = opts;
+  // Whatever is on local main goes out with the push: only relay's paperwork may (a tick
+  // that resumes a push after a blip must not publish a commit someone made meanwhile).
+  const upstream = `refs/remotes/${remote}/${main}`;
+  if (
+    await primary.resolve(upstream) &&
+    !(await paperworkOnly(primary, `${upstream}..HEAD`))
+  ) {
+    throw new HoldError(
+      `Cannot push the paperwork to "${remote}/${main}": local ${main} has commits that are not paperwork`,
+      `relay pushes only its own paperwork commits to ${main}. In ${primary.cwd}, keep the others on a branch ("git branch keep-local ${main}"), put ${main} back where ${remote} has it plus relay's paperwork commit, and run "relay resume". Push or open a PR for keep-local yourself.`,
+    );
+  }
   const waits =
     `The paperwork commit waits on local ${main} in ${primary.cwd}; nothing was forced.`;
   let last: PushOutcome | null = null;
@@ -275,7 +294,7 @@ export async function pushMain(
     log.step(
       `push of ${main} did not land (${outcome.status}, attempt ${attempt}); fetching and rebasing the paperwork commit`,
     );
-    await rebasePaperwork(primary, remote, main);
+    await rebasePaperwork(primary, remote, main, opts);
   }
   throw pushRetry(
     last as Extract<PushOutcome, { kind: "behind" | "raced" }>,
@@ -289,7 +308,12 @@ export async function pushMain(
  * where both changed the same lines, relay's paperwork wins (`-X theirs`: in a
  * rebase, "theirs" is the commit being replayed — relay's).
  */
-async function rebasePaperwork(primary: Git, remote: string, main: string): Promise<void> {
+async function rebasePaperwork(
+  primary: Git,
+  remote: string,
+  main: string,
+  opts: { aside: string; log: Log },
+): Promise<void> {
   await primary.fetch(remote);
   const origin = `refs/remotes/${remote}/${main}`;
   if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
@@ -298,17 +322,45 @@ async function rebasePaperwork(primary: Git, remote: string, main: string): Prom
       `Look at "git log ${origin}..${main}" in ${primary.cwd}; relay only rebases its own paperwork commits. Move the other commits to a branch (git branch keep-mine ${main}), then put ${main} back on ${remote}/${main} without them, and run "relay resume".`,
     );
   }
-  const rebase = await primary.run(
-    ["rebase", "--autostash", "--quiet", "-X", "theirs", origin],
-    { allowFail: true },
-  );
+  // No autostash: a stash that does not apply afterwards leaves conflict markers in the
+  // tree while git still says the rebase went well. relay's own uncommitted paperwork is
+  // set aside and put back merged; anyone else's change in the way is a HOLD.
+  const before = await primary.head();
+  const set = await setAsidePaperwork(primary, before, null, opts.aside);
+  const others = (await primary.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=no",
+  ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
+  if (others.length) {
+    if (set) await restoreAside(primary, set, before, before);
+    throw new HoldError(
+      `Cannot rebase the paperwork commit onto ${remote}/${main}: the primary tree has changes that are not relay's (${
+        others.join(", ")
+      })`,
+      `Someone works in ${primary.cwd}, which relay keeps for its own paperwork. Keep the changes aside with "git stash push --include-untracked -- ${
+        others.join(" ")
+      }" there, then run "relay resume"; "git stash pop" brings them back once the loop has moved on.`,
+    );
+  }
+  const rebase = await primary.run(["rebase", "--quiet", "-X", "theirs", origin], {
+    allowFail: true,
+  });
   if (rebase.code !== 0) {
     await primary.run(["rebase", "--abort"], { allowFail: true });
+    if (set) await restoreAside(primary, set, before, before);
     throw new HoldError(
       `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
         rebase.stderr.trim().split("\n")[0] ?? "conflict"
       }`,
       `Someone changed the protocol files on ${remote}/${main} in a way git cannot replay (a file deleted on one side and changed on the other). In ${primary.cwd}, run "git rebase ${remote}/${main}", resolve NEXT-STEPS.md and COWORK-STATUS.md (keep relay's version for the task it just finished), "git rebase --continue", then "relay resume": the next tick pushes it.`,
+    );
+  }
+  if (set) {
+    const outcomes = await restoreAside(primary, set, before, await primary.head());
+    opts.log.step(
+      `put relay's uncommitted paperwork back after the rebase: ${outcomes.join("; ")}`,
     );
   }
 }

@@ -22,7 +22,7 @@ import { executorPrompt } from "../agents/prompt.ts";
 import { runAgent, timedOutText } from "../agents/runner.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
 import { runDemoAgent } from "../agents/demo.ts";
-import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
+import { LOCK_WAIT_MS, lockHolder, waitLock } from "../state/lock.ts";
 import {
   anchorRef,
   BRIEF_FILE,
@@ -49,6 +49,7 @@ import { executorForge as chooseExecutorForge } from "../forge/executor_forge.ts
 import type { ExecutorForge } from "../forge/types.ts";
 import { demoteOpenBrief, promoteNext, retireFixBrief } from "./promote.ts";
 import { mergedIntoMain } from "./merged.ts";
+import { readReview } from "../state/reviews.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
@@ -95,8 +96,21 @@ interface Tick extends Omit<TickOptions, "profileFlag"> {
 
 export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const state = statePaths(opts.repo.commonDir);
-  await using lock = await tryLock(state.pollLock, "poll");
-  if (!lock) return { kind: "busy", message: "busy: another relay poll is running" };
+  // Another poll is not waited for (a long run must not stack); a promotion, a resume or a
+  // close holds this lock for a moment and is.
+  await using lock = await waitLock(state.pollLock, "poll", {
+    waitMs: LOCK_WAIT_MS,
+    waitFor: (holder) => holder.command !== "poll",
+  });
+  if (!lock) {
+    const holder = (await lockHolder(state.pollLock))?.command ?? "poll";
+    return {
+      kind: "busy",
+      message: holder === "poll"
+        ? "busy: another relay poll is running"
+        : `busy: relay ${holder} held the poll lock for ${LOCK_WAIT_MS / 1000}s`,
+    };
+  }
   failpoint("after-lock");
 
   const journal = await readJournal(state.journal);
@@ -352,6 +366,11 @@ async function settledOutOfBand(
   brief: Brief,
   originMain: string,
 ): Promise<string | null> {
+  // Only a fix relay wrote for that PR: one a person queued on the branch after it was
+  // settled (to go on from its work) is theirs to run.
+  if (brief.fixes === undefined) return null;
+  const record = await readReview(tick.state.reviews, brief.fixes, brief.branch);
+  if (!record.fixes.some((f) => f.task === brief.task)) return null;
   const state = await executorForge(tick).settled(brief.branch);
   if (state) return `the PR for ${brief.branch} was ${state} before this fix ran`;
   const head = await tick.primary.resolve(`refs/remotes/${tick.config.remote}/${brief.branch}`) ??
@@ -598,7 +617,10 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
     await advance(tick, journal, "paperwork-committed");
   }
   if (!done(journal, "paperwork-pushed")) {
-    await pushMain(tick.primary, config.remote, config.main, tick.log);
+    await pushMain(tick.primary, config.remote, config.main, {
+      aside: join(state.dir, "paperwork-aside"),
+      log: tick.log,
+    });
     await advance(tick, journal, "paperwork-pushed");
   }
 

@@ -76,6 +76,8 @@ export type ReviewResult =
   | { kind: "idle"; message: string }
   | { kind: "busy"; message: string }
   | { kind: "waiting"; message: string }
+  /** A PR merged or closed outside relay, noticed now (said once, also under --quiet). */
+  | { kind: "settled"; message: string }
   | { kind: "human"; message: string; files: string[] }
   | { kind: "merged"; message: string; task: number; sha: string }
   | { kind: "fix"; message: string; task: number; fixTask: number };
@@ -150,6 +152,10 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
     return await review(tick, subject);
   } catch (err) {
     if (err instanceof ReviewerStillRunning) return { kind: "busy", message: err.message };
+    // A HOLD from deeper down (the forge refused the merge push) is about the PR's task.
+    if (err instanceof HoldError && err.task === undefined && !err.recheck && !err.recorded) {
+      throw new HoldError(err.message, err.next, { task: subject.task });
+    }
     throw err;
   }
 }
@@ -214,10 +220,28 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
     [s.task, report.task, ...record.fixes.map((f) => f.task)],
   );
   if (merged !== null) {
-    if (!record.merged) {
+    const first = !record.merged;
+    if (first) {
       record.merged = { sha: s.originMain, at: now(), by: "out-of-band" };
       await writeReview(tick.state.reviews, record);
       await tick.forge.noteMerged(pr);
+      if (merged !== pr.head && !(await tick.primary.isAncestor(pr.head, s.originMain))) {
+        // The branch moved on after the head a person merged (a fix ran meanwhile): its
+        // newer commits are in no merge. relay does not merge the branch again; a person says.
+        const hold = {
+          task: s.task,
+          reason: `${pr.id} was merged outside relay at ${
+            merged.slice(0, 12)
+          }, but ${pr.branch} has moved on to ${
+            pr.head.slice(0, 12)
+          } since: those commits are not in ${tick.config.main}`,
+          next:
+            `To keep them, merge ${pr.branch} by hand, or queue a brief for them (relay inbox add); to drop them, do nothing. Then run "relay resume": relay treats task ${s.task} as merged and moves on.`,
+          at: now(),
+        };
+        await writeHold(tick.state.hold, hold);
+        throw new HoldError(hold.reason, hold.next);
+      }
       tick.log.step(
         `task ${s.task}: ${pr.id} was merged outside relay (${
           merged.slice(0, 12)
@@ -230,24 +254,33 @@ async function review(tick: Tick, s: Subject): Promise<ReviewResult> {
         }`,
       );
     }
-    return await promoteAfterMerge(tick, `task ${s.task} is merged`, pr.branch, {
-      retire: `${pr.id} (task ${s.task}) was merged outside relay: ${
-        merged.slice(0, 12)
-      } is in ${tick.config.main}. Nothing was launched for this fix.`,
-    });
+    const after = await promoteAfterMerge(
+      tick,
+      first ? `task ${s.task}: ${pr.id} was merged outside relay` : `task ${s.task} is merged`,
+      pr.branch,
+      {
+        retire: `${pr.id} (task ${s.task}) was merged outside relay: ${
+          merged.slice(0, 12)
+        } is in ${tick.config.main}. Nothing was launched for this fix.`,
+      },
+    );
+    // Said once, also under --quiet: a person merged a PR and relay moved on.
+    return first ? { ...after, kind: "settled" } : after;
   }
   if (pr.state === "closed") {
     // Closed on the forge by a person (relay close records this itself): the task is over,
     // as with relay close, and the loop moves on instead of idling on it forever.
-    if (!record.closed) {
+    const first = !record.closed;
+    if (first) {
       record.closed = { head: pr.head, at: now(), reason: `${pr.id} was closed on the forge` };
       await writeReview(tick.state.reviews, record);
       tick.log.step(`task ${s.task}: ${pr.id} was closed outside relay`);
     }
-    return await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`, pr.branch, {
+    const after = await promoteAfterMerge(tick, `task ${s.task}: ${pr.id} is closed`, pr.branch, {
       retire:
         `${pr.id} (task ${s.task}) was closed outside relay. Nothing was launched for this fix.`,
     });
+    return first ? { ...after, kind: "settled" } : after;
   }
   // The executor goes first when it is on this PR's branch (a fix brief) or mid-tick.
   // Another brief opened while this PR is in flight waits for it, so the review goes on.
@@ -997,7 +1030,11 @@ async function promoteAfterMerge(
   const attempt = (await readTextOrNull(tick.state.journal)) !== null;
   await using lock = attempt
     ? await tryLock(tick.state.pollLock, "promote")
-    : await waitLock(tick.state.pollLock, "promote", { waitMs: PROMOTE_WAIT_MS });
+    // A poll holding its lock may itself be waiting for this tick's lock: never wait for it.
+    : await waitLock(tick.state.pollLock, "promote", {
+      waitMs: PROMOTE_WAIT_MS,
+      waitFor: (holder) => holder.command !== "poll",
+    });
   if (!lock) {
     return { kind: "idle", message: `${done}; promotion waits for the executor's tick to end` };
   }

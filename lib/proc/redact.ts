@@ -33,8 +33,18 @@ const NOT_SECRET = new Set([
   "KEYTIMEOUT",
 ]);
 
-/** Shorter values are skipped: "1", "true" or "user" would redact half of every log. */
-export const MIN_SECRET_LENGTH = 8;
+/**
+ * Shorter values are skipped: "1", "true" or "postgres" would redact words out
+ * of every log, path and brief. A key or token is long and mixes kinds of
+ * characters; a value of one kind only ("password", "localhost") is a word.
+ */
+export const MIN_SECRET_LENGTH = 12;
+
+/** Letters only, digits only, or one case only with nothing else: a word, not a key. */
+function wordLike(value: string): boolean {
+  const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((re) => re.test(value));
+  return kinds.length < 2;
+}
 
 export interface Secret {
   name: string;
@@ -61,7 +71,10 @@ export function secretsOf(
   const secrets: Secret[] = [];
   for (const name of Object.keys(env).sort()) {
     const value = env[name]!;
-    if (!isSecretName(name) || value.trim().length < MIN_SECRET_LENGTH || seen.has(value)) {
+    if (
+      !isSecretName(name) || value.trim().length < MIN_SECRET_LENGTH || wordLike(value) ||
+      seen.has(value)
+    ) {
       continue;
     }
     if (isPath(value)) continue;

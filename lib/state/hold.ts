@@ -40,7 +40,7 @@ export async function persistHold(
   if (await readHold(path)) return null;
   const at = new Date().toISOString();
   const hold: Hold = {
-    task: task ?? 0,
+    task: err.task ?? task ?? 0,
     reason: err.message,
     next: untilResume(err.next),
     at,

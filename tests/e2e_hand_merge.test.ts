@@ -88,7 +88,7 @@ Deno.test("a PR merged by hand while its fix brief is open: the poll launches no
 
 Deno.test("a PR merged by hand while its fix brief is open: a review first retires the fix, and nothing is merged twice", async () => {
   await using scene = await makeScene({ agent: "custom.sh" });
-  const { env } = await setUp(scene);
+  await setUp(scene);
 
   const review = await scene.relay(["review"]);
   assert.equal(review.code, 0, all(review));

@@ -118,3 +118,42 @@ Deno.test("the retired fix brief keeps the reason when nothing is queued after i
   assert.equal(again.code, 0, all(again));
   await assertMergedOnce(scene);
 });
+
+Deno.test("a person merges the PR while its fix is running: the fix's newer commits are in no merge — a HOLD that says so, and resume moves on", async () => {
+  await using scene = await makeScene();
+  const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Feature" }) });
+  assert.equal(res.code, 0, all(res));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  // The reviewer fails it once: fix brief 2 is open for task-1.
+  const failOnce = join(scene.dir, "fail-once");
+  const review = await scene.relay(["review"], { env: { FAKE_FAIL_ONCE: failOnce } });
+  assert.match(review.stdout, /sent back — fix brief 2/);
+  const merged = await scene.out(["rev-parse", "origin/task-1"]);
+
+  // The fix's agent takes a moment; meanwhile the owner merges task-1 as it was.
+  const fix = scene.relay(["poll"], { env: { FAKE_SLEEP: "2" } });
+  const journal = join(stateDir(scene), "journal.json");
+  for (let i = 0; i < 200; i++) {
+    const text = await Deno.readTextFile(journal).catch(() => "");
+    if (text.includes('"agent-started"')) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const person = join(scene.dir, "person");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, person]);
+  await scene.git(person, ["merge", "--quiet", "--no-ff", "-m", "person: merge task-1", merged]);
+  await scene.git(person, ["push", "--quiet", "origin", "HEAD:main"]);
+  const fixed = await fix;
+  assert.equal(fixed.code, 0, all(fixed));
+  assert.match(fixed.stdout, /task 2 shipped/);
+
+  const held = await scene.relay(["review"]);
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /was merged outside relay at [0-9a-f]{12}, but task-1 has moved on to/);
+  assert.match(held.stderr, /relay resume/);
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const after = await scene.relay(["review"]);
+  assert.equal(after.code, 0, all(after));
+  const subjects = (await scene.out(["log", "--format=%s", "main"], scene.origin)).split("\n");
+  assert.deepEqual(subjects.filter((s) => /merge task-1/i.test(s)), ["person: merge task-1"]);
+});

@@ -4,14 +4,12 @@ import {
   type AgentRunOptions,
   formatDuration,
   formatElapsed,
-  isAlive,
   printable,
-  procState,
-  psAlive,
   runAgent,
   statusLine,
   timedOutText,
 } from "../lib/agents/runner.ts";
+import { isAlive, procState, psAlive } from "../lib/proc/alive.ts";
 
 const FIXTURES = new URL("./fixtures/runner/", import.meta.url).pathname;
 const fixture = (name: string) => join(FIXTURES, name);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { all, brief, exists, makeScene, type Scene } from "./helpers/scene.ts";
 import { HoldError, InputError, UsageError } from "../lib/errors.ts";
 import { failedTick, lastTick, MESSAGE_MAX } from "../lib/state/last_tick.ts";
-import { stamped, utcStamp } from "../lib/loop/log.ts";
+import { stamped, utcStamp } from "../lib/proc/log.ts";
 
 const STAMP = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`;
 

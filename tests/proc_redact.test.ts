@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isSecretName, Redactor, resetRedactor, secretsOf } from "../lib/proc/redact.ts";
-import { barEnv, runCommand } from "../lib/loop/evidence.ts";
+import { barEnv, runCommand } from "../lib/bar/run.ts";
 import { Gh } from "../lib/forge/gh.ts";
 import { runAgent } from "../lib/agents/runner.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readStatus } from "../lib/protocol/status_line.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../lib/protocol/status_line.ts";
 
 Deno.test("readStatus() reads the status from a canonical first line", () => {
   assert.equal(readStatus("Status: OPEN\nTask: 1\n"), "OPEN");
@@ -32,4 +32,15 @@ Deno.test("status_line.ts imports nothing", async () => {
     new URL("../lib/protocol/status_line.ts", import.meta.url),
   );
   assert.doesNotMatch(source, /^\s*import\b/m);
+});
+
+Deno.test("readHeaderField() reads a header field of a brief or report, not a line of its body", () => {
+  const brief =
+    "\uFEFFStatus: OPEN\r\nTask: 12\r\nBranch: task-4\r\nkind:  fix \r\n\r\n## Goal\r\nTask: 99\r\n";
+  assert.equal(readHeaderField(brief, "Branch"), "task-4");
+  assert.equal(readHeaderField(brief, "KIND"), "fix");
+  assert.equal(readHeaderTask(brief), 12);
+  assert.equal(readHeaderTask("Status: DONE\n\nTask: 3\n"), null);
+  assert.equal(readHeaderTask("Task: three\n"), null);
+  assert.equal(readHeaderField(null, "task"), null);
 });

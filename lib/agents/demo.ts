@@ -6,7 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { Git } from "../git/git.ts";
-import { runCommand } from "../loop/evidence.ts";
+import { runCommand } from "../bar/run.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { writeReport } from "../protocol/report.ts";
 import type { PastedRun } from "../protocol/types.ts";

@@ -3,7 +3,7 @@
  * the report: it runs the verification bar itself in the PR head's worktree
  * and passes only when every command exits 0.
  */
-import { runCommand } from "../loop/evidence.ts";
+import { runCommand } from "../bar/run.ts";
 import { formatVerdict } from "../protocol/verdict.ts";
 import type { Finding } from "../state/reviews.ts";
 

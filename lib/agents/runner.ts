@@ -10,9 +10,9 @@
  * The agent's environment is relay's (it needs its API key), but what relay
  * writes of its output (log, stdout copy, progress) has relay's secrets redacted.
  */
-import { stamped } from "../loop/log.ts";
+import { stamped } from "../proc/log.ts";
 import { dirname } from "node:path";
-import { childEnv, killGroup, run } from "../proc/run.ts";
+import { childEnv, killGroup } from "../proc/run.ts";
 // As limits are written in the profile ("4s", "1m30s").
 import { formatDuration as configDuration } from "../config/duration.ts";
 import { redactor } from "../proc/redact.ts";
@@ -164,47 +164,6 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     log.close();
     stdoutLog?.close();
   }
-}
-
-/**
- * Whether a process with this pid exists and is not a zombie. Used on a later
- * tick to see whether an agent started by a tick that died is still running.
- */
-export async function isAlive(pid: number): Promise<boolean> {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  if (Deno.build.os === "linux") return await procAlive(pid);
-  return await psAlive(pid);
-}
-
-/** The non-Linux check: `ps -p <pid> -o stat=`. Exported for tests. */
-export async function psAlive(pid: number): Promise<boolean> {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  const out = await run(["ps", "-p", String(pid), "-o", "stat="], { cwd: "/", allowFail: true });
-  const state = out.stdout.trim();
-  return out.code === 0 && state !== "" && !state.startsWith("Z");
-}
-
-async function procAlive(pid: number): Promise<boolean> {
-  const path = `/proc/${pid}/stat`;
-  let stat: string;
-  try {
-    stat = await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    if (!(err instanceof Deno.errors.NotCapable)) throw err;
-    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run.
-    const out = await run(["cat", "--", path], { cwd: "/", allowFail: true });
-    if (out.code !== 0) return false;
-    stat = out.stdout;
-  }
-  return procState(stat) !== "Z";
-}
-
-/** The state letter of a /proc/<pid>/stat line (the field after the parenthesised name). */
-export function procState(stat: string): string | undefined {
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return undefined;
-  return stat.slice(close + 1).trim().split(/\s+/)[0];
 }
 
 /**

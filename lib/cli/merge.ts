@@ -16,7 +16,7 @@ export async function merge(args: string[], ctx: Context): Promise<number> {
   }
   const repo = requireRepo(ctx);
   const { runMerge } = await import("../loop/review.ts");
-  const { stderrLog } = await import("../loop/log.ts");
+  const { stderrLog } = await import("../proc/log.ts");
   const result = await runMerge({
     repo,
     progress: "plain",

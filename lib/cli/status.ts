@@ -224,8 +224,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const { readHold } = await import("../state/hold.ts");
   const { readTaskRecord, failedAttempts } = await import("../state/tasks.ts");
   const { listInbox } = await import("../loop/inbox.ts");
-  const { sha256 } = await import("../loop/hash.ts");
-  const { writeBrief } = await import("../protocol/brief.ts");
+  const { briefDigest } = await import("../protocol/brief.ts");
   const { formatLastTick, isCurrentTick, readHoldCleared, readLastTick } = await import(
     "../state/last_tick.ts"
   );
@@ -261,7 +260,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   let attempts = null;
   if (brief) {
     const record = await readTaskRecord(state.tasks, brief.task);
-    const hash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+    const hash = await briefDigest(brief);
     attempts = { failed: failedAttempts(record, hash), total: record.attempts.length };
   }
 

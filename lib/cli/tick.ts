@@ -7,7 +7,8 @@
  */
 import type { RepoPaths } from "../git/discover.ts";
 import { type Context, printJson } from "./args.ts";
-import { silentLog, stamped, stderrLog, type TickOptions } from "../loop/log.ts";
+import { silentLog, stamped, stderrLog } from "../proc/log.ts";
+import type { TickOptions } from "../loop/log.ts";
 import {
   failedTick,
   type LastTick,
@@ -16,8 +17,11 @@ import {
   REPEAT_MS,
   saveLastTick,
   type TickCommand,
-  tickSubject,
 } from "../state/last_tick.ts";
+import { readHeaderTask } from "../protocol/status_line.ts";
+import { readJson, readTextOrNull } from "../state/json_file.ts";
+import { join } from "node:path";
+import { BRIEF_FILE, REPORT_FILE } from "../state/paths.ts";
 import { HoldError } from "../errors.ts";
 import { persistHold, readHold, writeHold } from "../state/hold.ts";
 import { statePaths } from "../state/paths.ts";
@@ -132,4 +136,26 @@ async function holdReminder(path: string): Promise<string | null> {
   return `relay: still on HOLD since ${hold.at} (task ${hold.task}): ${
     hold.reason.split("\n")[0]
   } — "relay status" says what to do, "relay resume" clears it`;
+}
+
+/**
+ * The task a tick is about as it starts, from files alone (no git): for a poll
+ * the unfinished run's task, else the brief's; for a review the report's (the
+ * primary tree follows origin/main). Null when there is none.
+ */
+async function tickSubject(
+  commonDir: string,
+  root: string,
+  command: TickCommand,
+): Promise<number | null> {
+  if (command === "poll") {
+    try {
+      const journal = await readJson<{ task?: unknown }>(join(commonDir, "relay", "journal.json"));
+      if (typeof journal?.task === "number") return journal.task;
+    } catch {
+      // An unreadable journal: the poll says so itself; the brief names the task.
+    }
+    return readHeaderTask(await readTextOrNull(join(root, BRIEF_FILE)));
+  }
+  return readHeaderTask(await readTextOrNull(join(root, REPORT_FILE)));
 }

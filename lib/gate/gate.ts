@@ -9,8 +9,9 @@ import { join } from "node:path";
 import type { RepoConfig } from "../config/repo.ts";
 import type { PrStatus } from "../forge/types.ts";
 import { Git } from "../git/git.ts";
-import { runBar } from "../loop/evidence.ts";
+import { runBar } from "../bar/run.ts";
 import { checkReport } from "../protocol/report.ts";
+import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Evidence, Report } from "../protocol/types.ts";
 import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";
 import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
@@ -56,10 +57,6 @@ const PAPERWORK_EXCLUDES = [BRIEF_FILE, REPORT_FILE, RELAY_DIR].map((p) => `:(ex
 
 function short(sha: string): string {
   return sha.slice(0, 12);
-}
-
-function sameCommand(a: string, b: string): boolean {
-  return a.trim().replace(/\s+/g, " ") === b.trim().replace(/\s+/g, " ");
 }
 
 function check(

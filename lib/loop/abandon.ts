@@ -5,12 +5,11 @@
  * relay's guard never looked at is anchored here, without git).
  */
 import { dirname, join } from "node:path";
-import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { briefDigest, parseBrief } from "../protocol/brief.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { archiveJournal, type Journal } from "../state/journal.ts";
 import type { StatePaths } from "../state/paths.ts";
 import { recordAttempt } from "../state/tasks.ts";
-import { sha256 } from "./hash.ts";
 import { anchorAbandonedTurn } from "./turn_anchors.ts";
 
 export async function abandonRun(
@@ -25,7 +24,7 @@ export async function abandonRun(
     const brief = parseBrief(text, path);
     await recordAttempt(state.tasks, journal.task, {
       runId: journal.runId,
-      brief: await sha256(writeBrief({ ...brief, status: "OPEN" })),
+      brief: await briefDigest(brief),
       started: journal.runId,
       result: "failed",
       reason,

@@ -8,7 +8,7 @@ import type { Git } from "../git/git.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { copyRedacted, redact } from "../proc/redact.ts";
 import { type BuildOutputMatcher, buildOutputMatcher, describePaths } from "./build_output.ts";
-import type { Log } from "./log.ts";
+import type { Log } from "../proc/log.ts";
 
 /** Pathspecs that exclude the paperwork from `git add`. */
 const EXCLUDE_PAPERWORK = PAPERWORK_PATHS.map((p) => `:(exclude,top)${p}`);

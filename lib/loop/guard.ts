@@ -9,7 +9,7 @@
  * hook or filter would turn into the agent's program.
  */
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { sha256 } from "./hash.ts";
+import { sha256 } from "../proc/hash.ts";
 
 export interface ControlScope {
   /** The common git dir (`.git` of the primary tree). */

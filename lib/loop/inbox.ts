@@ -3,6 +3,7 @@
  * `Status: QUEUED`, taken in task-number order. Adding assigns the next free
  * task number when a brief has none and refuses a number already used.
  */
+import { readHeaderTask } from "../protocol/status_line.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
@@ -47,8 +48,8 @@ export async function usedTaskNumbers(
   for (const e of inbox) used.set(e.task, e.file);
   for (const file of [BRIEF_FILE, REPORT_FILE]) {
     const text = await readTextOrNull(join(repo.root, file));
-    const m = text ? /^\s*task:\s*(\d+)\s*$/im.exec(text) : null;
-    if (m?.[1]) used.set(Number(m[1]), file);
+    const task = readHeaderTask(text);
+    if (task !== null) used.set(task, file);
   }
   try {
     for await (const e of Deno.readDir(statePaths(repo.commonDir).tasks)) {

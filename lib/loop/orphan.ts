@@ -4,7 +4,7 @@
  * tell whether that pid is still our agent, wait for it while it is within
  * its turn limit, and stop it once it is past it.
  */
-import { isAlive } from "../agents/runner.ts";
+import { isAlive } from "../proc/alive.ts";
 import { stopGroup } from "../proc/run.ts";
 import { processStartTime } from "../proc/started.ts";
 import type { Journal } from "../state/journal.ts";

@@ -15,7 +15,7 @@ import {
   refusalAdvice,
 } from "../git/push_outcome.ts";
 import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
-import type { Log } from "./log.ts";
+import type { Log } from "../proc/log.ts";
 import { redact } from "../proc/redact.ts";
 
 /**

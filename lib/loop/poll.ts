@@ -13,7 +13,7 @@ import { currentBranch, operationInProgress } from "../git/discover.ts";
 import { loadRepoConfig, type RepoConfig } from "../config/repo.ts";
 import { formatDuration } from "../config/duration.ts";
 import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
-import { parseBrief, writeBrief } from "../protocol/brief.ts";
+import { briefDigest, parseBrief, writeBrief } from "../protocol/brief.ts";
 import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { buildInvocation } from "../agents/presets.ts";
@@ -53,10 +53,11 @@ import { readReview } from "../state/reviews.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "./worktree.ts";
 import { commitLeftovers, savePaperwork } from "./branch_commit.ts";
-import { disagreements, runBar, truncateOutput } from "./evidence.ts";
+import { disagreements } from "./evidence.ts";
+import { runBar, truncateOutput } from "../bar/run.ts";
 import { copyRedacted } from "../proc/redact.ts";
 import { commitPaperwork, pushMain, syncMain } from "./paperwork.ts";
-import { fileHash, sha256 } from "./hash.ts";
+import { fileHash, sha256 } from "../proc/hash.ts";
 import {
   changedControls,
   changedPrimaryFiles,
@@ -212,7 +213,7 @@ async function primaryDiffHash(primary: Git): Promise<string> {
 
 async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
   const { primary, config, state, profile } = tick;
-  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const briefHash = await briefDigest(brief);
   const record = await readTaskRecord(state.tasks, brief.task);
   const failed = failedAttempts(record, briefHash);
   const runId = newRunId(`task${brief.task}-a${failed + 1}`);
@@ -350,7 +351,7 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
  */
 async function warnUnpublished(tick: Tick): Promise<void> {
   const { unpublishedWarning } = await import("./unpublished.ts");
-  const { stamped } = await import("./log.ts");
+  const { stamped } = await import("../proc/log.ts");
   const { remote, main } = tick.config;
   const line = await unpublishedWarning(tick.primary, { remote, main });
   if (line) console.error(stamped(`relay: ${line}`, Deno.stderr.isTerminal()));
@@ -627,7 +628,7 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
   const at = new Date().toISOString();
   await recordAttempt(state.tasks, brief.task, {
     runId: journal.runId,
-    brief: await sha256(writeBrief({ ...brief, status: "OPEN" })),
+    brief: await briefDigest(brief),
     started: journal.runId,
     result: outcome === "SHIPPED" ? "shipped" : "blocked",
     ...(journal.failure ? { reason: journal.failure } : {}),
@@ -709,7 +710,7 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     RELAY_RUN_ID: journal.runId,
   };
   const timeoutMs = Math.min(spec.timeoutMs, config.timeouts.agentMs ?? Infinity);
-  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const briefHash = await briefDigest(brief);
   const previousFailures = (await readTaskRecord(state.tasks, brief.task)).attempts
     .filter((a) => a.brief === briefHash && a.result === "failed" && a.runId !== journal.runId)
     .map((a) => a.reason ?? "unknown");
@@ -1051,7 +1052,7 @@ async function evidenceFor(
 
 async function recordFailure(tick: Tick, brief: Brief, journal: Journal): Promise<TickResult> {
   const { state, config } = tick;
-  const briefHash = await sha256(writeBrief({ ...brief, status: "OPEN" }));
+  const briefHash = await briefDigest(brief);
   const record = await recordAttempt(state.tasks, brief.task, {
     runId: journal.runId,
     brief: briefHash,

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { briefSlug, parseBrief, writeBrief } from "../protocol/brief.ts";
-import { readStatus } from "../protocol/status_line.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
 import { listInbox } from "./inbox.ts";
 
@@ -59,11 +59,13 @@ export async function promotionIdle(root: string, retiring?: string): Promise<st
   const current = await Deno.readTextFile(join(root, BRIEF_FILE)).catch(() => null);
   if (current !== null && readStatus(current) === "OPEN") {
     // An open fix brief for a branch that is being retired is something to do.
-    if (retiring !== undefined && /^\s*kind:\s*fix\s*$/im.test(current)) {
-      const branch = /^\s*branch:\s*(\S+)\s*$/im.exec(current)?.[1];
-      if (branch === retiring) return null;
+    if (
+      retiring !== undefined && readHeaderField(current, "kind")?.toLowerCase() === "fix" &&
+      readHeaderField(current, "branch") === retiring
+    ) {
+      return null;
     }
-    const task = /^\s*task:\s*(\d+)\s*$/im.exec(current)?.[1] ?? "?";
+    const task = readHeaderTask(current) ?? "?";
     return `not promoting: task ${task} is still open in ${BRIEF_FILE}`;
   }
   if ((await listInbox(root)).length === 0) return "nothing to promote: the inbox is empty";

@@ -184,3 +184,12 @@ function doubleQuoted(
   }
   return refuse("an unterminated double quote", `close the quote, or ${SCRIPT}`);
 }
+
+/**
+ * Whether two lines name the same bar command: the brief's line, the report's
+ * heading and relay's evidence may differ in spacing only. The one rule for
+ * the report check, the evidence and the gate.
+ */
+export function sameCommand(a: string, b: string): boolean {
+  return a.trim().replace(/\s+/g, " ") === b.trim().replace(/\s+/g, " ");
+}

@@ -9,6 +9,7 @@
  * sections, one trailing newline. Prose sections are stored without leading
  * or trailing blank lines and without trailing spaces on lines outside fences.
  */
+import { sha256 } from "../proc/hash.ts";
 import { InputError } from "../errors.ts";
 import { barCommandProblem } from "./bar.ts";
 import {
@@ -392,4 +393,12 @@ export function briefSlug(title: string): string {
     .slice(0, 40)
     .replace(/-+$/, "");
   return slug === "" ? "brief" : slug;
+}
+
+/**
+ * A brief's digest, whatever its Status line says: attempts are counted per
+ * digest, so an edited brief starts a fresh count and promoting it does not.
+ */
+export async function briefDigest(brief: Brief): Promise<string> {
+  return await sha256(writeBrief({ ...brief, status: "OPEN" }));
 }

@@ -34,6 +34,7 @@ import {
   toLines,
 } from "./markdown.ts";
 import type { Brief, Evidence, Outcome, PastedRun, Report, Section } from "./types.ts";
+import { sameCommand } from "./bar.ts";
 
 const HEADER_KEYS = ["task", "outcome", "branch", "head", "pr"] as const;
 type HeaderKey = (typeof HEADER_KEYS)[number];
@@ -339,10 +340,6 @@ function renderEvidence(evidence: readonly Evidence[]): string {
 /** Words in prose that claim success; they need pasted output to back them. */
 const CLAIM =
   /\b(verified|tests? (?:all )?pass(?:es|ed)?|all (?:tests? )?(?:good|green|pass(?:es|ed|ing)?)|works|passes|passing|succeeds|succeeded|lgtm)\b/i;
-
-function sameCommand(a: string, b: string): boolean {
-  return a.trim().replace(/\s+/g, " ") === b.trim().replace(/\s+/g, " ");
-}
 
 /**
  * The honesty rule: returns the problems that make `report` unacceptable for

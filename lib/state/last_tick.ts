@@ -9,7 +9,6 @@
 import { join } from "node:path";
 import { HoldError, InputError, RetryError, UsageError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
-import { BRIEF_FILE, REPORT_FILE } from "./paths.ts";
 
 export type TickCommand = "poll" | "review";
 
@@ -24,7 +23,7 @@ export interface LastTick {
   /** What the tick printed as its result, cut to MESSAGE_MAX characters. */
   message: string;
   /**
-   * The task the tick was about when it started (see tickSubject), so a failure
+   * The task the tick was about when it started (see tickSubject in lib/cli/tick.ts), so a failure
    * of task 3 is never shown as task 4's. Absent in records written before.
    */
   task?: number;
@@ -117,44 +116,6 @@ export async function readLastTick(
   if (typeof v.task === "number") tick.task = v.task;
   if (typeof v.said === "string") tick.said = v.said;
   return tick;
-}
-
-/** The `Task:` line of a brief's or report's header, or null. */
-function headerTask(text: string | null): number | null {
-  if (text === null) return null;
-  const header = text.split(/\r?\n\r?\n/, 1)[0] ?? "";
-  const m = /^Task:[ \t]*(\d+)[ \t]*$/m.exec(header);
-  return m ? Number(m[1]) : null;
-}
-
-async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The task a tick is about as it starts, from files alone (no git): for a poll
- * the unfinished run's task, else the brief's; for a review the report's (the
- * primary tree follows origin/main). Null when there is none.
- */
-export async function tickSubject(
-  commonDir: string,
-  root: string,
-  command: TickCommand,
-): Promise<number | null> {
-  if (command === "poll") {
-    try {
-      const journal = await readJson<{ task?: unknown }>(join(commonDir, "relay", "journal.json"));
-      if (typeof journal?.task === "number") return journal.task;
-    } catch {
-      // An unreadable journal: the poll says so itself; the brief names the task.
-    }
-    return headerTask(await readTextOrNull(join(root, BRIEF_FILE)));
-  }
-  return headerTask(await readTextOrNull(join(root, REPORT_FILE)));
 }
 
 /**

@@ -106,13 +106,34 @@ Deno.test("without never_commit the same log file is committed (the built-in lis
   );
 });
 
-Deno.test("a reviewer whose run rewrites build output the branch tracks: HOLD naming the files and the fix, after one turn", async () => {
+Deno.test("an agent that commits build output itself is sent back by the gate before any review, with the fix", async () => {
   await using scene = await makeScene({ agent: "commits-pyc.sh", reviewer: "rewrites-pyc.sh" });
   await openBrief(scene);
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, 0, all(poll));
-  // The agent committed the .pyc itself: that is its business, and the reviewer's.
   assert.ok((await filesAt(scene, "task-1")).includes("src/__pycache__/app.cpython-311.pyc"));
+
+  const count = join(scene.dir, "reviews.count");
+  const res = await scene.relay(["review"], { env: { FAKE_REVIEW_COUNT: count } });
+  assert.equal(res.code, 0, all(res));
+  assert.match(res.stdout, /task 1: sent back — fix brief 2/);
+  assert.equal(await countLines(count, "review"), 0, "a paid review of a branch the gate refuses");
+  assert.match(
+    await scene.read("NEXT-STEPS.md"),
+    /src\/__pycache__\/app\.cpython-311\.pyc \(build output: remove it from the branch \(git rm --cached\) and list it in \.gitignore\)/,
+  );
+});
+
+Deno.test("a reviewer whose run rewrites build output main already tracks: HOLD naming the files and the fix, after one turn", async () => {
+  await using scene = await makeScene({ reviewer: "rewrites-pyc.sh" });
+  // Build output that reached main before relay ran (no .gitignore): the branch does not touch it.
+  await scene.write("src/__pycache__/app.cpython-311.pyc", "compiled v1\n");
+  await scene.git(scene.work, ["add", "src/__pycache__"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "compiled files"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await openBrief(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
 
   const count = join(scene.dir, "reviews.count");
   const res = await scene.relay(["review"], { env: { FAKE_REVIEW_COUNT: count } });

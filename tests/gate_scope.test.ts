@@ -361,3 +361,36 @@ Deno.test("classifyScope() lists a path touched twice once", () => {
   const scope = classifyScope([ren("src/a.ts", "src/b.ts"), add("src/a.ts")], NONE);
   assert.deepEqual(scope.product, ["src/a.ts", "src/b.ts"]);
 });
+
+Deno.test("classifyScope() refuses build output a branch adds or changes, with the fix, and lets it remove some", () => {
+  const entry = (status: string, path: string) => ({
+    status,
+    oldMode: status === "A" ? "000000" : "100644",
+    newMode: status === "D" ? "000000" : "100644",
+    oldSha: "0".repeat(40),
+    newSha: "1".repeat(40),
+    path,
+  });
+  const scope = classifyScope(
+    [
+      entry("A", "src/app.py"),
+      entry("A", "src/__pycache__/app.cpython-311.pyc"),
+      entry("M", "node_modules/left-pad/index.js"),
+      entry("A", "logs/run.log"),
+      entry("D", "old/__pycache__/gone.pyc"),
+    ],
+    { gate: { product: [], refuse: [] }, acceptedInfra: [], neverCommit: ["*.log"] },
+  );
+  assert.deepEqual(scope.product, ["src/app.py", "old/__pycache__/gone.pyc"]);
+  assert.deepEqual(scope.refused.map((i) => i.path), [
+    "src/__pycache__/app.cpython-311.pyc",
+    "node_modules/left-pad/index.js",
+    "logs/run.log",
+  ]);
+  for (const item of scope.refused) {
+    assert.match(
+      item.why,
+      /build output: remove it from the branch \(git rm --cached\) and list it in \.gitignore/,
+    );
+  }
+});

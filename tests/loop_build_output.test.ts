@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  buildOutputMatcher,
-  describePaths,
-  voidCause,
-  withoutUntrackedBuildOutput,
-} from "../lib/loop/build_output.ts";
+import { buildOutputMatcher } from "../lib/git/build_output.ts";
+import { describePaths, voidCause, withoutUntrackedBuildOutput } from "../lib/loop/build_output.ts";
 
 Deno.test("buildOutputMatcher() knows well-known build output and caches at any depth", () => {
   const m = buildOutputMatcher();

@@ -15,7 +15,7 @@ import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Evidence, Report } from "../protocol/types.ts";
 import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";
 import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
-import { classifyScope, parseRawDiff, type ScopeItem } from "./scope.ts";
+import { classifyScope, parseRawDiff, type ScopeConfig, type ScopeItem } from "./scope.ts";
 
 export interface GateInput {
   /** The primary repository (its refs/remotes are fresh: the caller fetched). */
@@ -121,7 +121,7 @@ export function decide(checks: readonly GateCheck[]): GateDecisionKind {
  */
 export async function scopeCheck(
   git: Git,
-  config: Pick<RepoConfig, "gate" | "acceptedInfra">,
+  config: ScopeConfig,
   base: string,
   head: string,
 ): Promise<GateCheck> {

@@ -7,6 +7,7 @@
  * `gate.product`, and `accepted_infra` routes a refused path to a person —
  * except relay's own files, which no list can route anywhere but back.
  */
+import { buildOutputMatcher } from "../git/build_output.ts";
 import type { RepoConfig } from "../config/repo.ts";
 import { globToRegExp } from "./glob.ts";
 import { BUILT_IN_REFUSALS, RELAY_FILES } from "./refusals.ts";
@@ -91,7 +92,14 @@ export interface Scope {
   product: string[];
 }
 
-export type ScopeConfig = Pick<RepoConfig, "gate" | "acceptedInfra">;
+export type ScopeConfig = Pick<RepoConfig, "gate" | "acceptedInfra"> & {
+  /** The repo's `never_commit` globs, on top of the built-in build output. */
+  neverCommit?: readonly string[];
+};
+
+/** Why a branch may not add or change build output, and the fix, in the gate's words. */
+const BUILD_OUTPUT_WHY =
+  "build output: remove it from the branch (git rm --cached) and list it in .gitignore";
 
 const BUILT_IN = BUILT_IN_REFUSALS.map((r) => ({ re: globToRegExp(r.glob), why: r.why }));
 const RELAY = RELAY_FILES.map((g) => globToRegExp(g));
@@ -123,12 +131,17 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
   const product = config.gate.product.map((glob) => globToRegExp(glob));
   const accepted = config.acceptedInfra.map((glob) => globToRegExp(glob));
 
+  const buildOutput = buildOutputMatcher(config.neverCommit ?? []);
   const reasons = new Map<string, Set<string>>();
   for (const entry of entries) {
     const byMode = modeReasons(entry);
     for (const path of touched(entry)) {
       const set = reasons.get(path) ?? new Set<string>();
       reasons.set(path, set);
+      // Removing build output a branch once carried is the fix, not the problem.
+      if (entry.status !== "D" && path === entry.path && buildOutput.match(path) !== undefined) {
+        set.add(BUILD_OUTPUT_WHY);
+      }
       for (const r of BUILT_IN) if (r.re.test(path)) set.add(r.why);
       for (const r of extra) if (r.re.test(path)) set.add(`gate.refuse "${r.glob}"`);
       if (product.length > 0 && !product.some((re) => re.test(path))) {

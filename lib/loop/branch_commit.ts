@@ -7,7 +7,8 @@ import { join } from "node:path";
 import type { Git } from "../git/git.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { copyRedacted, redact } from "../proc/redact.ts";
-import { type BuildOutputMatcher, buildOutputMatcher, describePaths } from "./build_output.ts";
+import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output.ts";
+import { describePaths } from "./build_output.ts";
 import type { Log } from "../proc/log.ts";
 
 /** Pathspecs that exclude the paperwork from `git add`. */

@@ -60,9 +60,8 @@ import {
 } from "./turn_anchors.ts";
 import { fixBrief, taskTitle } from "./fix_brief.ts";
 import { redactFile } from "../proc/redact.ts";
+import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output.ts";
 import {
-  type BuildOutputMatcher,
-  buildOutputMatcher,
   clearUntrackedBuildOutput,
   voidCause,
   withoutUntrackedBuildOutput,

@@ -13,6 +13,7 @@ import {
   countLines,
   exists,
   makeScene,
+  originMerges,
   type RelayResult,
   type Scene,
   stateDir,
@@ -179,11 +180,7 @@ Deno.test("a HOLD raised in the review tick is recorded; both ticks then stop, l
   assert.equal(done.code, 0, all(done));
   assert.match(done.stdout, /task 2 merged/);
   assert.ok(!(await exists(holdPath(scene))));
-  const merges = await scene.out(
-    ["log", "--merges", "--format=%s", "refs/heads/main"],
-    scene.origin,
-  );
-  assert.deepEqual(merges.split("\n").map((s) => s.replace(/:.*/, "")), [
+  assert.deepEqual((await originMerges(scene)).map((s) => s.replace(/:.*/, "")), [
     "Merge task-2",
     "Merge task-1",
   ]);

@@ -13,6 +13,7 @@ import {
   countLines,
   exists,
   makeScene,
+  originMerges,
   originRefs,
   type RelayResult,
   type Scene,
@@ -163,9 +164,7 @@ Deno.test("a person's push lands between relay's fetch and its push: paperwork a
   // Merged exactly once, and a later review tick does not merge it again.
   const again = await tick(scene, "review");
   assert.equal(again.code, 0, all(again));
-  const merges =
-    (await scene.out(["log", "--merges", "--format=%s", "refs/heads/main"], scene.origin))
-      .split("\n").filter((s) => s.startsWith("Merge task-1"));
+  const merges = (await originMerges(scene)).filter((s) => s.startsWith("Merge task-1"));
   assert.equal(merges.length, 1, merges.join("\n"));
   const pr = JSON.parse(await Deno.readTextFile(join(stateDir(scene), "prs", "task-1.json")));
   assert.equal(pr.state, "merged");
@@ -214,11 +213,7 @@ Deno.test("a person's edit of NEXT-STEPS.md pushed at the same moment: relay's p
     await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin),
     /A note from a person, pushed during the merge\./,
   );
-  const merges = await scene.out(
-    ["log", "--merges", "--format=%s", "refs/heads/main"],
-    scene.origin,
-  );
-  assert.deepEqual(merges.split("\n").map((s) => s.replace(/:.*/, "")), [
+  assert.deepEqual((await originMerges(scene)).map((s) => s.replace(/:.*/, "")), [
     "Merge task-2",
     "Merge task-1",
   ]);

@@ -6,6 +6,7 @@
  */
 import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "../errors.ts";
 import { redact } from "../proc/redact.ts";
+import { stamped } from "../proc/log.ts";
 
 /** The exit code and the lines for an error (without the time stamp). */
 export function describeError(err: unknown): { code: number; text: string } {
@@ -49,10 +50,7 @@ export function describeError(err: unknown): { code: number; text: string } {
  * quote git and other programs.
  */
 export function say(text: string): void {
-  const stamp = Deno.stderr.isTerminal()
-    ? ""
-    : `${new Date().toISOString().replace(/\.\d{3}Z$/, "Z")} `;
-  console.error(stamp + redact(text));
+  console.error(stamped(redact(text), Deno.stderr.isTerminal()));
 }
 
 /** Prints the error and returns its exit code. */

@@ -98,7 +98,13 @@ async function ended(
       return code;
     }
     // Said as recorded: the advice a person reads is the advice `relay status` shows.
-    const hold = await persistHold(holdPath, err, task);
+    const paths = statePaths(opts.repo.commonDir);
+    const hold = await persistHold(
+      holdPath,
+      err,
+      task,
+      opts.command === "poll" ? paths.journal : undefined,
+    );
     await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
     sayError(hold ? describeError(new HoldError(hold.reason, hold.next)).text : text);
     return code;

@@ -41,7 +41,7 @@ import {
   writeJournal,
 } from "../state/journal.ts";
 import { addReceipt, failedAttempts, readTaskRecord, recordAttempt } from "../state/tasks.ts";
-import { type Hold, holdOnRecord, readHold, recordRunHold, writeHold } from "../state/hold.ts";
+import { type Hold, holdOnRecord, readHold, writeHold } from "../state/hold.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readJson, readTextOrNull, writeJson } from "../state/json_file.ts";
 import { runId as newRunId } from "../state/run_id.ts";
@@ -140,26 +140,22 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
 
   checkPrimary(tick);
 
-  try {
-    if (journal) {
-      const runBrief = await readTextOrNull(join(state.runs, journal.runId, "brief.md"));
-      if (runBrief === null) {
-        throw new Error(`Cannot resume run ${journal.runId}: its brief copy is missing`);
-      }
-      const brief = parseBrief(runBrief, join(state.runs, journal.runId, "brief.md"));
-      tick.log.step(
-        `resuming task ${journal.task} run ${journal.runId} after step "${journal.step}"`,
-      );
-      return await continueAttempt(tick, brief, journal);
+  // A HOLD raised from here on is recorded by the tick runner (lib/cli/tick.ts), with what
+  // `relay resume` will do with the journaled run.
+  if (journal) {
+    const runBrief = await readTextOrNull(join(state.runs, journal.runId, "brief.md"));
+    if (runBrief === null) {
+      throw new Error(`Cannot resume run ${journal.runId}: its brief copy is missing`);
     }
-
-    const brief = parseBrief(briefText!, BRIEF_FILE);
-    return await startAttempt(tick, brief);
-  } catch (err) {
-    // A HOLD in the middle of a run stops every later tick until a person runs `relay resume`.
-    if (err instanceof HoldError) throw await recordRunHold(state, err);
-    throw err;
+    const brief = parseBrief(runBrief, join(state.runs, journal.runId, "brief.md"));
+    tick.log.step(
+      `resuming task ${journal.task} run ${journal.runId} after step "${journal.step}"`,
+    );
+    return await continueAttempt(tick, brief, journal);
   }
+
+  const brief = parseBrief(briefText!, BRIEF_FILE);
+  return await startAttempt(tick, brief);
 }
 
 /** Preconditions on the primary tree; nothing is changed when one fails. */

@@ -27,24 +27,29 @@ export function holdOnRecord(hold: Hold): HoldError {
 /**
  * Records a HOLD raised anywhere in either tick, once: a HOLD already on
  * record is kept (the first reason is the one a person needs). Preconditions
- * every tick checks again (`recheck`) are not recorded. Returns the HOLD this
- * call wrote, or null.
+ * every tick checks again (`recheck`) are not recorded. When a run is
+ * journaled (`journal`, the poll's), the HOLD names it and its `next` says
+ * what `relay resume` will do with it (finish it, or abandon it for a new
+ * attempt). Returns the HOLD this call wrote, or null.
  */
 export async function persistHold(
   path: string,
   err: HoldError,
   task: number | null,
-  runId?: string,
+  journal?: string,
 ): Promise<Hold | null> {
   if (err.recheck || err.recorded) return null;
   if (await readHold(path)) return null;
+  const run = journal === undefined ? null : await readJournal(journal);
   const at = new Date().toISOString();
   const hold: Hold = {
-    task: err.task ?? task ?? 0,
+    task: run?.task ?? err.task ?? task ?? 0,
     reason: err.message,
-    next: untilResume(err.next),
+    next: run
+      ? `${err.next}${err.next.includes("\n") ? "\n" : " "}${resumeOutcome(run)}`
+      : untilResume(err.next),
     at,
-    ...(runId ? { runId } : {}),
+    ...(run ? { runId: run.runId } : {}),
     said: at,
   };
   await writeHold(path, hold);
@@ -94,29 +99,4 @@ export function resumeOutcome(journal: Journal): string {
   return resumeKeepsRun(journal)
     ? `Then run "relay resume": the next tick finishes run ${journal.runId} from where it stopped (the agent's turn is done; it is not run again).`
     : `Then run "relay resume": it abandons run ${journal.runId} (its work stays on ${journal.branch} and every commit of its turn under refs/relay/anchors/task-${journal.task}/${journal.runId}-*), and the next tick starts a new attempt.`;
-}
-
-/**
- * Records a HOLD that escaped a journaled run (a push the remote refused, a
- * paperwork rebase that conflicts, a main that cannot fast-forward) in
- * `hold.json`, so later ticks stop at it and `relay resume` can clear it.
- * Keeps a HOLD already on record. Returns the error to rethrow: the same
- * reason, with what `relay resume` will do added to `next`.
- */
-export async function recordRunHold(
-  paths: { hold: string; journal: string },
-  err: HoldError,
-): Promise<HoldError> {
-  if (err.recheck || await readHold(paths.hold)) return err;
-  const journal = await readJournal(paths.journal);
-  if (!journal) return err;
-  const hold: Hold = {
-    task: journal.task,
-    reason: err.message,
-    next: `${err.next}${err.next.includes("\n") ? "\n" : " "}${resumeOutcome(journal)}`,
-    at: new Date().toISOString(),
-    runId: journal.runId,
-  };
-  await writeHold(paths.hold, hold);
-  return new HoldError(hold.reason, hold.next);
 }

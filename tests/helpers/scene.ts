@@ -287,3 +287,9 @@ export async function running(pid: number): Promise<boolean> {
   const stat = new TextDecoder().decode(out.stdout).trim();
   return out.code === 0 && stat !== "" && !stat.startsWith("Z");
 }
+
+/** The subjects of the merge commits on the origin's main, newest first (read in the bare repo). */
+export async function originMerges(scene: Scene): Promise<string[]> {
+  const out = await scene.out(["log", "--merges", "--format=%s", "refs/heads/main"], scene.origin);
+  return out.split("\n").filter((s) => s !== "");
+}

@@ -113,7 +113,8 @@ Deno.test("README's verdict example parses as a FAIL with its findings", async (
 });
 
 Deno.test("README's gate example is formatGate() output, with the decision and exit code it implies", async () => {
-  const { decide, formatGate, gateExitCode } = await import("../lib/gate/gate.ts");
+  const { decide } = await import("../lib/gate/gate.ts");
+  const { formatGate, gateExitCode } = await import("../lib/gate/output.ts");
   type Check = import("../lib/gate/gate.ts").GateCheck;
   const lines = firstBlockAfter("### Example: a PR that adds `package.json`").body.trimEnd()
     .split("\n");

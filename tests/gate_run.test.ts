@@ -6,14 +6,13 @@ import { loadRepoConfig } from "../lib/config/repo.ts";
 import { PlainExecutorForge } from "../lib/forge/plain_executor.ts";
 import {
   decide,
-  formatGate,
   type GateCheck,
   type GateDecision,
-  gateExitCode,
   type GateInput,
-  revalidateOnMerge,
   runGate,
 } from "../lib/gate/gate.ts";
+import { formatGate, gateExitCode } from "../lib/gate/output.ts";
+import { revalidateOnMerge } from "../lib/gate/revalidate.ts";
 import { loadGateInput } from "../lib/gate/load.ts";
 import { Git } from "../lib/git/git.ts";
 import { writeReport } from "../lib/protocol/report.ts";

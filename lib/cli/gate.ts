@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { loadRepoConfig } from "../config/repo.ts";
 import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT, runGate } from "../gate/gate.ts";
+import { runGate } from "../gate/gate.ts";
+import { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } from "../gate/output.ts";
 import { loadGateInput, NothingToGate } from "../gate/load.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 

@@ -4,15 +4,16 @@
  * it) or WAIT (not ready yet), and one decision. Any REFUSE refuses; else any
  * WAIT waits; else any HUMAN goes to a person; else MERGE. The gate reads git
  * and relay's records only: it never merges, pushes or writes a ref.
+ *
+ * How a decision is printed and its exit status: output.ts. Re-running the bar
+ * on the would-be merge (the costly part of the verdict check): revalidate.ts.
  */
-import { join } from "node:path";
 import type { RepoConfig } from "../config/repo.ts";
 import type { PrStatus } from "../forge/types.ts";
-import { Git } from "../git/git.ts";
-import { runBar } from "../bar/run.ts";
+import type { Git } from "../git/git.ts";
 import { checkReport } from "../protocol/report.ts";
 import { sameCommand } from "../protocol/bar.ts";
-import type { Brief, Evidence, Report } from "../protocol/types.ts";
+import type { Brief, Report } from "../protocol/types.ts";
 import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";
 import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
 import { classifyScope, parseRawDiff, type ScopeConfig, type ScopeItem } from "./scope.ts";
@@ -28,7 +29,7 @@ export interface GateInput {
   brief: Brief;
   review: ReviewRecord;
   openPrs: PrStatus[];
-  /** Re-runs the bar on the would-be merge result (see revalidateOnMerge). */
+  /** Re-runs the bar on the would-be merge result (see revalidateOnMerge in revalidate.ts). */
   revalidate: (v: VerdictRecord) => Promise<{ passed: boolean; mergeTree: string }>;
 }
 
@@ -339,107 +340,4 @@ async function mergeableCheck(git: Git, base: string, head: string): Promise<Gat
     "WAIT",
     `git merge-tree failed (exit ${res.code})${why ? `: ${why}` : ""}`,
   );
-}
-
-const EXIT_CODES: Record<GateDecisionKind, number> = { MERGE: 0, REFUSE: 10, HUMAN: 11, WAIT: 12 };
-
-/**
- * `relay gate`'s exit status when there is no PR to judge (decision NONE: nothing
- * reported on main, the PR merged or closed, the task BLOCKED). Not 0: 0 means MERGE.
- */
-export const NOTHING_TO_GATE_EXIT = 13;
-
-/** `relay gate`'s exit status: 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT (13 NONE, see above). */
-export function gateExitCode(decision: GateDecision): number {
-  return EXIT_CODES[decision.decision];
-}
-
-/** One line per check (`PASS    scope      …`), then `decision: <DECISION>`. */
-export function formatGate(decision: GateDecision): string {
-  const width = Math.max(...decision.checks.map((c) => c.name.length));
-  const lines = decision.checks.map((c) =>
-    `${c.result.padEnd(6)}  ${c.name.padEnd(width)}  ${c.reason}`
-  );
-  lines.push(`decision: ${decision.decision}`);
-  return lines.join("\n");
-}
-
-/** A pinned identity for the throwaway preview commit: it is never pushed or kept. */
-const PREVIEW_IDENTITY = {
-  GIT_AUTHOR_NAME: "relay",
-  GIT_AUTHOR_EMAIL: "relay@localhost",
-  GIT_COMMITTER_NAME: "relay",
-  GIT_COMMITTER_EMAIL: "relay@localhost",
-};
-
-export interface RevalidateOptions {
-  /** The origin/main sha to merge into. */
-  originMain: string;
-  head: string;
-  bar: readonly string[];
-  timeoutMs: number;
-  maxBytes: number;
-  /** Names of relay's environment the bar commands also get (`bar_env`). */
-  passEnv?: readonly string[];
-  /** A folder for the scratch worktree (a temp dir); relay makes and removes its own folder inside. */
-  scratchRoot: string;
-}
-
-export interface Revalidation {
-  passed: boolean;
-  /** The merge result's tree; "" when main and head conflict (nothing to run the bar on). */
-  mergeTree: string;
-  evidence: Evidence[];
-}
-
-/**
- * Runs the bar on what merging `head` into `originMain` would produce: the
- * merge tree wrapped in a throwaway commit, checked out in a detached scratch
- * worktree (hooks off), removed afterwards without `--force`.
- */
-export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Promise<Revalidation> {
-  const merge = await git.run(
-    ["merge-tree", "--write-tree", "--no-messages", opts.originMain, opts.head],
-    { allowFail: true },
-  );
-  if (merge.code !== 0) return { passed: false, mergeTree: "", evidence: [] };
-  const mergeTree = merge.stdout.split("\n")[0]!.trim();
-  const commit = await git.out(
-    [
-      "commit-tree",
-      mergeTree,
-      "-p",
-      opts.originMain,
-      "-p",
-      opts.head,
-      "-m",
-      "relay: merge preview",
-    ],
-    { env: PREVIEW_IDENTITY },
-  );
-  const scratch = await Deno.makeTempDir({ dir: opts.scratchRoot, prefix: "relay-merge-preview-" });
-  const path = join(scratch, "tree");
-  try {
-    await git.run([
-      "-c",
-      "core.hooksPath=/dev/null",
-      "worktree",
-      "add",
-      "--detach",
-      "--quiet",
-      "--",
-      path,
-      commit,
-    ]);
-    const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
-      timeoutMs: opts.timeoutMs,
-      maxBytes: opts.maxBytes,
-      ...(opts.passEnv ? { passEnv: opts.passEnv } : {}),
-    });
-    const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
-    return { passed, mergeTree, evidence };
-  } finally {
-    await Deno.remove(scratch, { recursive: true }).catch(() => {});
-    await git.run(["worktree", "prune"], { allowFail: true });
-  }
 }

@@ -13,7 +13,8 @@ import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readReview } from "../state/reviews.ts";
-import { type GateInput, revalidateOnMerge } from "./gate.ts";
+import type { GateInput } from "./gate.ts";
+import { revalidateOnMerge } from "./revalidate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */

@@ -33,13 +33,9 @@ import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge, PrStatus } from "../forge/types.ts";
-import {
-  formatGate,
-  type GateDecision,
-  revalidateOnMerge,
-  runGate,
-  scopeCheck,
-} from "../gate/gate.ts";
+import { type GateDecision, runGate, scopeCheck } from "../gate/gate.ts";
+import { formatGate } from "../gate/output.ts";
+import { revalidateOnMerge } from "../gate/revalidate.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, parseWorktreeList } from "./worktree.ts";
 import {
   changedControls,

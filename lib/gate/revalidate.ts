@@ -1,0 +1,90 @@
+/**
+ * Re-verifying a PASS after main moved by product code: the bar runs again on
+ * what the merge would produce, in a throwaway worktree. The gate's verdict
+ * check calls it (through GateInput.revalidate) only when every other check
+ * passes, since it is the one costly step.
+ */
+import { join } from "node:path";
+import { runBar } from "../bar/run.ts";
+import { Git } from "../git/git.ts";
+import type { Evidence } from "../protocol/types.ts";
+
+/** A pinned identity for the throwaway preview commit: it is never pushed or kept. */
+const PREVIEW_IDENTITY = {
+  GIT_AUTHOR_NAME: "relay",
+  GIT_AUTHOR_EMAIL: "relay@localhost",
+  GIT_COMMITTER_NAME: "relay",
+  GIT_COMMITTER_EMAIL: "relay@localhost",
+};
+
+export interface RevalidateOptions {
+  /** The origin/main sha to merge into. */
+  originMain: string;
+  head: string;
+  bar: readonly string[];
+  timeoutMs: number;
+  maxBytes: number;
+  /** Names of relay's environment the bar commands also get (`bar_env`). */
+  passEnv?: readonly string[];
+  /** A folder for the scratch worktree (a temp dir); relay makes and removes its own folder inside. */
+  scratchRoot: string;
+}
+
+export interface Revalidation {
+  passed: boolean;
+  /** The merge result's tree; "" when main and head conflict (nothing to run the bar on). */
+  mergeTree: string;
+  evidence: Evidence[];
+}
+
+/**
+ * Runs the bar on what merging `head` into `originMain` would produce: the
+ * merge tree wrapped in a throwaway commit, checked out in a detached scratch
+ * worktree (hooks off), removed afterwards without `--force`.
+ */
+export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Promise<Revalidation> {
+  const merge = await git.run(
+    ["merge-tree", "--write-tree", "--no-messages", opts.originMain, opts.head],
+    { allowFail: true },
+  );
+  if (merge.code !== 0) return { passed: false, mergeTree: "", evidence: [] };
+  const mergeTree = merge.stdout.split("\n")[0]!.trim();
+  const commit = await git.out(
+    [
+      "commit-tree",
+      mergeTree,
+      "-p",
+      opts.originMain,
+      "-p",
+      opts.head,
+      "-m",
+      "relay: merge preview",
+    ],
+    { env: PREVIEW_IDENTITY },
+  );
+  const scratch = await Deno.makeTempDir({ dir: opts.scratchRoot, prefix: "relay-merge-preview-" });
+  const path = join(scratch, "tree");
+  try {
+    await git.run([
+      "-c",
+      "core.hooksPath=/dev/null",
+      "worktree",
+      "add",
+      "--detach",
+      "--quiet",
+      "--",
+      path,
+      commit,
+    ]);
+    const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
+      timeoutMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+      ...(opts.passEnv ? { passEnv: opts.passEnv } : {}),
+    });
+    const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
+    return { passed, mergeTree, evidence };
+  } finally {
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    await git.run(["worktree", "prune"], { allowFail: true });
+  }
+}

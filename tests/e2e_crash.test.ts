@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { STEPS } from "../lib/state/journal.ts";
 import { parseBrief } from "../lib/protocol/brief.ts";
-import { checkReport, parseReport } from "../lib/protocol/report.ts";
+import { checkReport } from "../lib/protocol/honesty.ts";
+import { parseReport } from "../lib/protocol/report.ts";
 import { brief, exists, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
 
 /** Points the tick passes through itself, before and while the agent runs. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { checkReport, parseReport } from "../lib/protocol/report.ts";
+import { checkReport } from "../lib/protocol/honesty.ts";
+import { parseReport } from "../lib/protocol/report.ts";
 import type { Brief, Report } from "../lib/protocol/types.ts";
 
 const brief: Brief = {

@@ -1,7 +1,8 @@
 /** The example files in relay/ are the protocol's own documentation: they must parse and pass the honesty rule. */
 import assert from "node:assert/strict";
 import { parseBrief } from "../lib/protocol/brief.ts";
-import { checkReport, parseReport } from "../lib/protocol/report.ts";
+import { checkReport } from "../lib/protocol/honesty.ts";
+import { parseReport } from "../lib/protocol/report.ts";
 
 const read = (name: string) => Deno.readTextFile(new URL(`../relay/${name}`, import.meta.url));
 

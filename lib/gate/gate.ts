@@ -11,7 +11,7 @@
 import type { RepoConfig } from "../config/repo.ts";
 import type { PrStatus } from "../forge/types.ts";
 import type { Git } from "../git/git.ts";
-import { checkReport } from "../protocol/report.ts";
+import { checkReport } from "../protocol/honesty.ts";
 import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";

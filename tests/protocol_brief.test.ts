@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { InputError } from "../lib/errors.ts";
-import { briefSlug, parseBrief, withStatus, writeBrief } from "../lib/protocol/brief.ts";
+import { parseBrief } from "../lib/protocol/brief.ts";
+import { briefSlug, withStatus, writeBrief } from "../lib/protocol/brief_write.ts";
 import type { Brief } from "../lib/protocol/types.ts";
 
 const FILE = "NEXT-STEPS.md";

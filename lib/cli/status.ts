@@ -224,7 +224,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const { readHold } = await import("../state/hold.ts");
   const { readTaskRecord, failedAttempts } = await import("../state/tasks.ts");
   const { listInbox } = await import("../loop/inbox.ts");
-  const { briefDigest } = await import("../protocol/brief.ts");
+  const { briefDigest } = await import("../protocol/brief_write.ts");
   const { formatLastTick, isCurrentTick, readHoldCleared, readLastTick } = await import(
     "../state/last_tick.ts"
   );

@@ -5,7 +5,8 @@
  * relay's guard never looked at is anchored here, without git).
  */
 import { dirname, join } from "node:path";
-import { briefDigest, parseBrief } from "../protocol/brief.ts";
+import { parseBrief } from "../protocol/brief.ts";
+import { briefDigest } from "../protocol/brief_write.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { archiveJournal, type Journal } from "../state/journal.ts";
 import type { StatePaths } from "../state/paths.ts";

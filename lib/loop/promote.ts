@@ -4,7 +4,8 @@
  * commit carries it (the planner never commits).
  */
 import { join } from "node:path";
-import { briefSlug, parseBrief, writeBrief } from "../protocol/brief.ts";
+import { parseBrief } from "../protocol/brief.ts";
+import { briefSlug, writeBrief } from "../protocol/brief_write.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
 import { listInbox } from "./inbox.ts";

@@ -8,13 +8,8 @@
 import assert from "node:assert/strict";
 import { delimiter, dirname, join } from "node:path";
 import { AGENTS, all, brief, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
-import {
-  cronCommand,
-  cronPath,
-  programNotes,
-  type SafetyContext,
-  unsafeDir,
-} from "../lib/cli/crontab.ts";
+import { cronCommand } from "../lib/cli/crontab.ts";
+import { cronPath, programNotes, type SafetyContext, unsafeDir } from "../lib/cli/cron_path.ts";
 import { findProgram } from "../lib/agents/which.ts";
 
 async function mkdir(path: string, mode = 0o755): Promise<string> {

@@ -72,11 +72,12 @@ async function crontab(
   log: string,
 ): Promise<{ lines: string[]; notes: string[] }> {
   const cron = await import("./crontab.ts");
+  const safePath = await import("./cron_path.ts");
   const { loadProfile } = await import("../config/profile.ts");
   const pathEnv = Deno.env.get("PATH") ?? "";
-  const safety = cron.safetyContext();
+  const safety = safePath.safetyContext();
   const relay = await cron.relayCommand(safety, pathEnv);
-  const path = cron.cronPath(pathEnv, [relay.dir], safety);
+  const path = safePath.cronPath(pathEnv, [relay.dir], safety);
   let roles = null;
   const notes = [...relay.notes];
   try {
@@ -93,7 +94,9 @@ async function crontab(
       `Left out of PATH: ${path.dropped.map((d) => `${d.dir} (${d.why})`).join("; ")}.`,
     );
   }
-  notes.push(...await cron.programNotes(cron.profilePrograms(roles), pathEnv, path.dirs));
+  notes.push(
+    ...await safePath.programNotes(safePath.profilePrograms(roles), pathEnv, path.dirs),
+  );
   const global = ["-C", repo.root, "--profile", profile];
   return {
     lines: [

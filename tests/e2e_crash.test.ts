@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { STEPS } from "../lib/state/journal.ts";
+import { EXECUTOR_TABLE } from "../lib/task/table.ts";
 import { parseBrief } from "../lib/protocol/brief.ts";
 import { checkReport } from "../lib/protocol/honesty.ts";
 import { parseReport } from "../lib/protocol/report.ts";
@@ -146,12 +147,22 @@ async function crashThenFinish(point: string): Promise<void> {
 }
 
 Deno.test("every failpoint in the tick is covered by a crash test", async () => {
-  const source = await Deno.readTextFile(join(ROOT, "lib", "loop", "poll.ts"));
-  const literal = [...source.matchAll(/failpoint\("([^"]+)"\)/g)].map((m) => m[1]!);
-  const advanced = [...source.matchAll(/advance\(tick, \w+, "([^"]+)"\)/g)].map((m) =>
-    `after-${m[1]}`
-  );
-  const inCode = new Set([...literal, ...advanced]);
+  // The literal crash points of the executor's tick and its effect handlers, and the one the
+  // driver fires after each step of the transition table is saved (agent-started aside: the
+  // turn's own point, agent-running, is right after it).
+  const files = [join(ROOT, "lib", "loop", "poll.ts")];
+  for await (const e of Deno.readDir(join(ROOT, "lib", "loop", "effects"))) {
+    files.push(join(ROOT, "lib", "loop", "effects", e.name));
+  }
+  const literal: string[] = [];
+  for (const file of files) {
+    const source = await Deno.readTextFile(file);
+    literal.push(...[...source.matchAll(/failpoint\("([^"]+)"\)/g)].map((m) => m[1]!));
+  }
+  const stepped = Object.values(EXECUTOR_TABLE).flatMap((row) =>
+    Object.values(row).flatMap((to) => typeof to === "string" ? [to] : [to.SHIPPED, to.BLOCKED])
+  ).filter((step) => step !== "agent-started").map((step) => `after-${step}`);
+  const inCode = new Set([...literal.filter((p) => !p.startsWith("review")), ...stepped]);
   assert.ok(inCode.size >= 8, `found only ${[...inCode].join(", ")}`);
   for (const point of inCode) assert.ok(POINTS.includes(point), `untested failpoint ${point}`);
   for (const point of POINTS) assert.ok(inCode.has(point), `no failpoint ${point} in the tick`);

@@ -186,7 +186,7 @@ async function reviewState(
     return `task ${task}'s PR was closed unmerged by a person (${record.closed.reason})`;
   }
   if (report.outcome === "BLOCKED") {
-    const { blockedOptions } = await import("../loop/blocked.ts");
+    const { blockedOptions } = await import("../task/blocked.ts");
     return `task ${report.task} is BLOCKED: a person decides what happens next\n  next: ${
       blockedOptions(task)
     }`;

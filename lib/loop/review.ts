@@ -29,7 +29,7 @@ import { runDemoReviewer } from "../agents/demo_reviewer.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, REPORT_FILE, type StatePaths, statePaths } from "../state/paths.ts";
 import { holdOnRecord, readHold, writeHold } from "../state/hold.ts";
-import { blockedOptions } from "./blocked.ts";
+import { blockedOptions } from "../task/blocked.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { readReview, type ReviewRecord, verdictFor, writeReview } from "../state/reviews.ts";
 import { plannerForge } from "../forge/planner_forge.ts";

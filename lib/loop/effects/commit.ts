@@ -1,0 +1,116 @@
+/**
+ * The executor's effects between the turn and publishing: the guard, then
+ * the agent's leftovers committed (product files only) and anchored; a failed
+ * attempt recorded; the BLOCKED run relay opens once the attempts are used up;
+ * and a held run's branch checked before it is pushed.
+ */
+import { join } from "node:path";
+import { HoldError } from "../../errors.ts";
+import { Git } from "../../git/git.ts";
+import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
+import { anchorRef } from "../../state/paths.ts";
+import { archiveJournal } from "../../state/journal.ts";
+import { failedAttempts, recordAttempt } from "../../state/tasks.ts";
+import type { ExecutorEvent, ExecutorState } from "../../task/executor.ts";
+import { judgeTurn } from "../../task/judge.ts";
+import { commitLeftovers, savePaperwork } from "../branch_commit.ts";
+import { checkAgentStayedInBounds } from "../turn_guard.ts";
+import { briefOf, type ExecContext, ready } from "./context.ts";
+import { readAgentReport, saveAgentReport, turnLimitMs } from "./report.ts";
+
+type Tick = ExecContext;
+
+/** Whatever the agent did, the guard must pass before anything is committed or leaves this machine. */
+export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<ExecutorEvent> {
+  const { config, primary } = ready(tick);
+  const brief = briefOf(tick);
+  const journal = s.run!;
+  const held = await checkAgentStayedInBounds(tick, journal);
+  if (held) return { kind: "held", ...held };
+  const runDir = join(tick.state.runs, journal.runId);
+  const wt = new Git(journal.worktree, config.timeouts.networkMs);
+  await saveAgentReport(journal, runDir);
+  await savePaperwork(wt, runDir);
+  let { outcome, failure } = journal;
+  if (!outcome) {
+    const own = await readAgentReport(runDir, brief);
+    ({ outcome, failure } = judgeTurn(
+      journal.agent,
+      turnLimitMs(journal),
+      own.problem ? null : own.report?.outcome ?? null,
+      own.problem,
+    ));
+  }
+  const base =
+    (await wt.out(["merge-base", "HEAD", journal.originMain]).catch(() => journal.originMain)) ||
+    journal.originMain;
+  const message = outcome === "SHIPPED"
+    ? `Task #${brief.task}: ${brief.title}`
+    : `WIP: Task #${brief.task} attempt ${journal.attempt} (${failure ?? "unfinished"}) [relay]`;
+  await commitLeftovers(wt, base, message, { log: tick.log, neverCommit: config.neverCommit });
+  const head = await wt.head();
+  await primary.updateRef(
+    anchorRef(brief.task, journal.runId, "after"),
+    head,
+    "relay: after agent turn",
+  );
+  return { kind: "committed", outcome, ...(failure !== undefined ? { failure } : {}), head };
+}
+
+/** Records the failed attempt (once, by run id) and closes its journal. */
+export async function recordFailure(tick: Tick, s: ExecutorState): Promise<ExecutorEvent> {
+  const brief = briefOf(tick);
+  const journal = s.run!;
+  const briefHash = await briefDigest(brief);
+  const reason = journal.failure ?? "unknown";
+  const record = await recordAttempt(tick.state.tasks, brief.task, {
+    runId: journal.runId,
+    brief: briefHash,
+    started: journal.runId,
+    result: "failed",
+    reason,
+  });
+  await archiveJournal(tick.state.journal, tick.state.runs, journal);
+  return {
+    kind: "attempt-failed",
+    failed: failedAttempts(record, briefHash),
+    reason,
+    log: join(tick.state.runs, journal.runId, "agent.log"),
+  };
+}
+
+/** The run in which relay writes the BLOCKED report itself, in this same tick. */
+export async function openBlockedRun(tick: Tick, s: ExecutorState): Promise<ExecutorEvent> {
+  const runId = `${s.last!.run.runId}-blocked`;
+  await Deno.mkdir(join(tick.state.runs, runId), { recursive: true });
+  await Deno.writeTextFile(join(tick.state.runs, runId, "brief.md"), writeBrief(briefOf(tick)));
+  return { kind: "blocked-run-opened", runId };
+}
+
+/**
+ * A run held before its push (the remote refused it) and resumed: the person
+ * may have fixed the branch meanwhile (merged the remote's commits into it).
+ * Carry on from the branch as it is now, when it only moved forward.
+ */
+export async function adoptBranch(tick: Tick, s: ExecutorState): Promise<ExecutorEvent> {
+  const journal = s.run!;
+  const wt = new Git(journal.worktree, ready(tick).config.timeouts.networkMs);
+  const now = (await wt.resolve(`refs/heads/${journal.branch}`)) ?? "";
+  if (now === journal.head) return { kind: "branch-adopted", head: now };
+  if (!journal.head || !(await wt.isAncestor(journal.head, now))) {
+    throw new HoldError(
+      `${journal.branch} no longer contains the run's commit ${
+        journal.head?.slice(0, 12)
+      }: it was rewritten while the run was held`,
+      `Put ${journal.head} back on ${journal.branch} (it is kept under ${
+        anchorRef(journal.task, journal.runId, "after")
+      }), then rerun.`,
+    );
+  }
+  tick.log.step(
+    `${journal.branch} moved on to ${
+      now.slice(0, 12)
+    } while the run was held; carrying on from there`,
+  );
+  return { kind: "branch-adopted", head: now };
+}

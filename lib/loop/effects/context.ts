@@ -1,0 +1,75 @@
+/**
+ * What the effect handlers of a tick share: the repository, relay's paths,
+ * the log, and — once the `get-ready` (executor) or `observe` (planner)
+ * effect has loaded them — the repo config, the operator profile and the
+ * primary tree's Git.
+ */
+import type { RepoPaths } from "../../git/discover.ts";
+import type { Git } from "../../git/git.ts";
+import type { RepoConfig } from "../../config/repo.ts";
+import type { Profile } from "../../config/profile.ts";
+import type { Brief } from "../../protocol/types.ts";
+import type { StatePaths } from "../../state/paths.ts";
+import type { Log, Progress } from "../../proc/log.ts";
+
+export interface Ready {
+  primary: Git;
+  config: RepoConfig;
+  profile: Profile;
+}
+
+export interface TickContext {
+  repo: RepoPaths;
+  state: StatePaths;
+  log: Log;
+  progress: Progress;
+  profileFlag?: string;
+  /** Set by the effect that loads the config. */
+  ready?: Ready;
+}
+
+/** An executor tick's context: the brief it works on, once known. */
+export interface ExecContext extends TickContext {
+  brief?: Brief;
+}
+
+export function ready(ctx: TickContext): Ready {
+  if (!ctx.ready) throw new Error("relay bug: an effect ran before the config was loaded");
+  return ctx.ready;
+}
+
+export function briefOf(ctx: ExecContext): Brief {
+  if (!ctx.brief) throw new Error("relay bug: an effect ran before the brief was read");
+  return ctx.brief;
+}
+
+/** What the planner found on origin/main: the report, the brief beside it, and the PR's task. */
+export interface PlanSubject {
+  report: import("../../protocol/types.ts").Report;
+  brief: Brief;
+  /** The PR's own task: the brief's `Fixes:` on a fix, else its task. */
+  task: number;
+  originMain: string;
+}
+
+/** A planner tick's context: the forge, and what `observe` found. */
+export interface PlanContext extends TickContext {
+  forge?: import("../../forge/types.ts").PlannerForge;
+  subject?: PlanSubject;
+  pr?: import("../../forge/types.ts").PrStatus;
+}
+
+export function subjectOf(ctx: PlanContext): PlanSubject {
+  if (!ctx.subject) throw new Error("relay bug: an effect ran before the report was read");
+  return ctx.subject;
+}
+
+export function prOf(ctx: PlanContext): import("../../forge/types.ts").PrStatus {
+  if (!ctx.pr) throw new Error("relay bug: an effect ran before the PR was found");
+  return ctx.pr;
+}
+
+export function forgeOf(ctx: PlanContext): import("../../forge/types.ts").PlannerForge {
+  if (!ctx.forge) throw new Error("relay bug: an effect ran before the forge was chosen");
+  return ctx.forge;
+}

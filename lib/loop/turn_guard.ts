@@ -1,0 +1,264 @@
+/**
+ * The executor turn's guard: what must hold before anything the agent did is
+ * committed or leaves this machine. It reads what steers git and relay, this
+ * clone's pushes, main (local and on the remote), the worktree's branch and
+ * the primary tree, against what the journal recorded before the turn — and
+ * anchors every commit of the turn first, so no advice it gives can lose one.
+ */
+import { join } from "node:path";
+import { Git } from "../git/git.ts";
+import { currentBranch } from "../git/discover.ts";
+import { fileHash, sha256 } from "../proc/hash.ts";
+import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
+import type { Journal } from "../state/journal.ts";
+import {
+  changedControls,
+  changedPrimaryFiles,
+  controlFiles,
+  executorScope,
+  pushesSince,
+  worktreeGitDir,
+} from "./guard.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  journalMark,
+  markTurn,
+  turnCommits,
+} from "./turn_anchors.ts";
+import type { ExecContext } from "./effects/context.ts";
+import { ready } from "./effects/context.ts";
+
+/** A HOLD the guard found: the reason, the advice, the run. */
+export interface GuardHold {
+  reason: string;
+  next: string;
+  runId: string;
+}
+
+/**
+ * The primary tree's own changes (tracked and untracked, outside the inbox) as
+ * path → content hash. Taken before and after the agent: any difference means
+ * the agent reached out of its worktree.
+ */
+export async function primaryFiles(primary: Git): Promise<Record<string, string>> {
+  const spec = ["--", "."];
+  const tracked =
+    (await primary.out(["diff", "--name-only", "--no-renames", "-z", "HEAD", ...spec]))
+      .split("\0");
+  const untracked =
+    (await primary.out(["ls-files", "--others", "--exclude-standard", "-z", ...spec]))
+      .split("\0");
+  // Every queued brief, changed or not: one the agent rewrites must show as changed,
+  // not as new (a person may add or drop briefs during the turn; see changedPrimaryFiles).
+  const inbox = (await primary.out(["ls-files", "-z", "--", INBOX_DIR])).split("\0");
+  const files: Record<string, string> = {};
+  for (
+    const path of [...new Set([...tracked, ...untracked, ...inbox])].filter((p) => p !== "").sort()
+  ) {
+    files[path] = (await fileHash(join(primary.cwd, path))) || "(deleted)";
+  }
+  return files;
+}
+
+export async function primaryDiffHash(primary: Git): Promise<string> {
+  return await sha256(JSON.stringify(await primaryFiles(primary)));
+}
+
+/**
+ * HOLD when the agent reached past its worktree: changed what steers git or
+ * relay (config, hooks, info/, relay's records), pushed anything but its own
+ * branch, moved main (local or on the remote), switched the worktree's branch,
+ * or touched the primary tree.
+ */
+export async function checkAgentStayedInBounds(
+  tick: ExecContext,
+  journal: Journal,
+): Promise<GuardHold | null> {
+  const { primary, config, profile } = ready(tick);
+  const problems: string[] = [];
+  const repair: string[] = [];
+  const vanished = !(await Deno.stat(journal.worktree).then(() => true, () => false));
+  // Pure file reads first: a planted core.fsmonitor, hook, filter or ssh command runs on
+  // relay's next git call, so when one of these changed relay runs no git at all.
+  const changedControl = journal.control
+    ? changedControls(
+      journal.control,
+      await controlFiles(
+        await executorScope({
+          commonDir: tick.repo.commonDir,
+          gitDir: tick.repo.gitDir,
+          worktree: journal.worktree,
+          runDir: join(tick.state.runs, journal.runId),
+          profilePath: profile.path,
+        }),
+      ),
+    )
+    : [];
+  // Before any HOLD: every commit of the turn on an anchor, or the advice below could lose it.
+  const kept = keptText(
+    journal,
+    await anchorTurn(tick, journal, !vanished && changedControl.length === 0),
+  );
+  // A worktree folder that vanished is not the agent reaching out: say what happened.
+  if (vanished) {
+    return {
+      reason: `the task worktree ${journal.worktree} was deleted during run ${journal.runId}`,
+      next:
+        `relay pushed nothing. ${kept} Run "git worktree prune" in ${tick.repo.root}, then "relay resume": the next tick starts a new attempt in a fresh worktree.`,
+      runId: journal.runId,
+    };
+  }
+  if (changedControl.length) {
+    problems.push(`it changed files that steer git or relay: ${changedControl.join(", ")}`);
+    repair.push(
+      "relay ran no git command after the turn. Before you run git in this repository, put those files back as they were: a program planted in git config or hooks runs on any git command.",
+    );
+  } else {
+    const remote = config.remote;
+    // Its own branch is the agent's to push (relay pushes it next anyway); any other push
+    // through the remote's name left a trace in this clone's reflogs.
+    const pushed = journal.remoteLogs
+      ? (await pushesSince(tick.repo.commonDir, remote, journal.remoteLogs))
+        .filter((p) => p.branch !== journal.branch)
+      : [];
+    if (pushed.length) {
+      problems.push(
+        `it pushed to ${[...new Set(pushed.map((p) => `${remote}/${p.branch}`))].join(", ")}`,
+      );
+    }
+    const main = (await primary.resolve(`refs/heads/${config.main}`)) ?? "";
+    if (main !== journal.mainBefore) {
+      problems.push(
+        `${config.main} moved from ${journal.mainBefore.slice(0, 12)} to ${main.slice(0, 12)}`,
+      );
+    }
+    const wt = new Git(journal.worktree);
+    const branch = await wt.branch().catch(() => null);
+    if (branch !== journal.branch) {
+      problems.push(
+        `the worktree is on "${branch ?? "a detached HEAD"}" instead of "${journal.branch}"`,
+      );
+    }
+    if (currentBranch(tick.repo.gitDir) !== config.main) {
+      problems.push(`the primary tree is no longer on ${config.main}`);
+      repair.push(
+        `Put the primary tree back with "git switch ${config.main}" in ${tick.repo.root}.`,
+      );
+    }
+    // The agent may hold credentials and push to main itself; relay would then build its
+    // paperwork on top and the review tick would call it "merged outside relay". HOLD when
+    // the remote's main now has work of this turn: a commit made in the worktree during the
+    // turn (reachable from its HEAD, not from the branch before the turn nor from main when
+    // the turn began), or the worktree's HEAD itself. Other new commits on main are not
+    // judged: a person may push anything to main from another clone during a turn, and
+    // nothing tells those apart from an agent's push of a branch it then deleted (the
+    // reflog check above catches that one when it pushed through the remote's name).
+    let fetched = true;
+    try {
+      await primary.fetch(remote);
+    } catch (err) {
+      if (problems.length === 0) throw err;
+      fetched = false;
+    }
+    const originMain = fetched
+      ? await primary.resolve(`refs/remotes/${remote}/${config.main}`)
+      : journal.originMain;
+    if (!originMain) {
+      problems.push(`${remote}/${config.main} no longer exists`);
+    } else if (originMain !== journal.originMain) {
+      const revs = async (args: string[]) =>
+        (await primary.out(["rev-list", ...args, "--"])).split("\n").filter((l) => l !== "");
+      const landed = new Set(await revs([originMain, `^${journal.originMain}`]));
+      const head = await wt.resolve("HEAD");
+      const made = head ? await revs([head, `^${journal.before}`, `^${journal.originMain}`]) : [];
+      const ours = made.filter((c) => landed.has(c));
+      if (head && landed.has(head) && !ours.includes(head)) ours.unshift(head);
+      if (ours.length) {
+        problems.push(
+          `${remote}/${config.main} now contains ${
+            ours.length === 1 ? "a commit" : `${ours.length} commits`
+          } of this turn: ${ours.slice(0, 5).map((c) => c.slice(0, 12)).join(", ")}${
+            ours.length > 5 ? ", …" : ""
+          }`,
+        );
+        repair.push(
+          `${remote}/${config.main} is at ${
+            originMain.slice(0, 12)
+          }: keep or revert the agent's commits there by hand.`,
+        );
+      }
+    }
+    if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
+      const changed = changedPrimaryFiles(
+        journal.primaryFiles ?? {},
+        await primaryFiles(primary),
+        INBOX_DIR,
+      );
+      if (changed.length) problems.push(`files of the primary tree changed: ${changed.join(", ")}`);
+    }
+  }
+  if (problems.length === 0) return null;
+  return {
+    // Usually the agent; sometimes a person working in the loop's clone during the turn.
+    reason:
+      `during run ${journal.runId}, something outside the agent's worktree changed (the agent, or someone in this clone): ${
+        problems.join("; ")
+      }`,
+    next: [
+      "relay pushed nothing.",
+      ...repair,
+      kept,
+      `Inspect and repair by hand, then run "relay resume" to start a new attempt.`,
+    ].join(" "),
+    runId: journal.runId,
+  };
+}
+
+/** Where the worktree's reflogs stand before the turn (see anchorTurn). */
+export async function markWorktree(
+  tick: ExecContext,
+  worktree: string,
+  branch: string,
+): Promise<Pick<Journal, "turn">> {
+  const gitDir = await worktreeGitDir(worktree);
+  return gitDir ? { turn: await markTurn(tick.repo.commonDir, gitDir, branch) } : {};
+}
+
+/**
+ * Anchors every commit the turn made (`<run>-after-<k>`): what the worktree's HEAD points
+ * at, the branch tip, and what their reflogs recorded during the turn — a commit on a
+ * detached HEAD, or dropped from the branch, is on no ref otherwise, and moving the worktree
+ * aside and pruning it would lose it. When the turn changed what steers git, no git runs:
+ * relay reads the worktree's files and writes the refs as loose files itself.
+ * Returns the refs that hold the turn's commits.
+ */
+async function anchorTurn(
+  tick: ExecContext,
+  journal: Journal,
+  gitAllowed: boolean,
+): Promise<string[]> {
+  const common = tick.repo.commonDir;
+  const mark = await journalMark(common, journal);
+  const prefix = turnAnchorPrefix(journal.task, journal.runId);
+  const commits = await turnCommits(common, mark, journal.branch, [journal.before]);
+  return gitAllowed
+    ? await anchorWithGit(
+      ready(tick).primary,
+      prefix,
+      commits,
+      [journal.before],
+      "relay: agent turn",
+    )
+    : await anchorWithoutGit(common, prefix, commits);
+}
+
+/** For a HOLD's advice: where the turn's commits are kept. */
+function keptText(journal: Journal, refs: readonly string[]): string {
+  const before = anchorRef(journal.task, journal.runId, "before");
+  return refs.length === 0
+    ? `relay found no commit of the turn (the branch before it is ${before}).`
+    : `Every commit of the turn is kept under ${
+      refs.join(", ")
+    }, whatever happens to the worktree or ${journal.branch} (the branch before the turn is ${before}).`;
+}

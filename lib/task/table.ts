@@ -1,0 +1,200 @@
+/**
+ * Every transition of a task, in one place. Two tables, one per side:
+ *
+ * - the executor's attempt moves through the journal's steps (a killed tick is
+ *   finished from the step on record);
+ * - the planner's tick moves through phases, from what it observed on
+ *   origin/main and the forge to a merge, a send-back, a person, or a wait.
+ *
+ * A row is (from, fact) → to. A fact that has no row in the state it arrives
+ * in is a bug, and throws: nothing moves on a guess. `next` (executor.ts,
+ * planner.ts) names the effect each state asks for.
+ */
+import type { Journal, Step } from "../state/journal.ts";
+import type { PlannerEvent, PlannerState } from "./planner.ts";
+import { classify, staleWait } from "./planner.ts";
+
+// ---------------------------------------------------------------------------
+// The executor: the steps of one attempt.
+
+type ExecutorFact =
+  | "turn-started"
+  | "turn-ended"
+  | "committed"
+  | "bar-ran"
+  | "branch-pushed"
+  | "pr-opened"
+  | "paperwork-committed"
+  | "paperwork-pushed";
+
+/** (step, fact) → step. A BLOCKED run's push skips the PR: its step goes straight to "pr-opened". */
+export const EXECUTOR_TABLE: Readonly<
+  Record<Step, Partial<Record<ExecutorFact, Step | { SHIPPED: Step; BLOCKED: Step }>>>
+> = {
+  "prepared": { "turn-started": "agent-started", "turn-ended": "agent-finished" },
+  "agent-started": { "turn-ended": "agent-finished" },
+  "agent-finished": { "committed": "committed" },
+  "committed": {
+    "bar-ran": "evidence",
+    "branch-pushed": { SHIPPED: "pushed", BLOCKED: "pr-opened" },
+  },
+  "evidence": { "branch-pushed": "pushed" },
+  "pushed": { "pr-opened": "pr-opened" },
+  "pr-opened": { "paperwork-committed": "paperwork-committed" },
+  "paperwork-committed": { "paperwork-pushed": "paperwork-pushed" },
+  "paperwork-pushed": {},
+};
+
+export class NoTransition extends Error {
+  override name = "NoTransition";
+}
+
+/** The step a journaled run moves to on `fact`; throws when the table has no such row. */
+export function stepAfter(run: Journal, fact: string): Step {
+  const to = EXECUTOR_TABLE[run.step][fact as ExecutorFact];
+  if (to === undefined) {
+    throw new NoTransition(`no transition from step "${run.step}" on "${fact}" (run ${run.runId})`);
+  }
+  if (typeof to === "string") return to;
+  return run.outcome === "BLOCKED" ? to.BLOCKED : to.SHIPPED;
+}
+
+// ---------------------------------------------------------------------------
+// The planner: the phases of one review tick.
+
+export const PLANNER_PHASES = [
+  "start",
+  // Where the task stands once observed (classify):
+  "no-main",
+  "no-report",
+  "executor-mid-tick",
+  "blocked",
+  "blocked-handed",
+  "no-pr",
+  "merged-unnoticed",
+  "merged",
+  "closed-unnoticed",
+  "closed",
+  "executor-first",
+  "moved-outside",
+  "failed",
+  "fix-with-executor",
+  "to-review",
+  "passed",
+  "nothing-to-merge",
+  "merge-blocked",
+  "merge-no-pr",
+  // Where the facts of this tick take it:
+  "blocked-hold",
+  "merged-moved",
+  "merged-first",
+  "closed-first",
+  "scope-refused",
+  "scope-human",
+  "scope-passed",
+  "reviewer-busy",
+  "review-held",
+  "review-failed",
+  "gate-stale",
+  "stale-twice",
+  "gate-wait",
+  "gate-human",
+  "gate-refused",
+  "ready-for-person",
+  "merge-refused",
+  "mergeable",
+  "merge-missed",
+  "merged-now",
+  "sent-back",
+  "with-person",
+  "promoted",
+] as const;
+export type PlannerPhase = typeof PLANNER_PHASES[number];
+
+type Rule =
+  | PlannerPhase
+  | ((before: PlannerState, e: PlannerEvent, after: PlannerState) => PlannerPhase);
+
+const SENDS_BACK = [
+  "failed",
+  "scope-refused",
+  "review-failed",
+  "stale-twice",
+  "gate-refused",
+] as const;
+const PROMOTES = ["merged", "merged-first", "closed", "closed-first", "merged-now"] as const;
+
+/** (phase, fact) → phase. "observed" is the one fact read from any start. */
+export const PLANNER_TABLE: ReadonlyArray<
+  readonly [from: PlannerPhase | readonly PlannerPhase[], fact: PlannerEvent["kind"], to: Rule]
+> = [
+  ["start", "observed", (_b, _e, a) => classify(a.mode, a.seen!, a.record)],
+  ["blocked", "blocked-handed-over", "blocked-hold"],
+  ["merged-unnoticed", "merge-noted", (_b, _e, a) => {
+    const { seen } = a;
+    return seen!.mergedHead !== seen!.pr!.head && !seen!.prHeadInMain
+      ? "merged-moved"
+      : "merged-first";
+  }],
+  ["closed-unnoticed", "close-noted", "closed-first"],
+  ["to-review", "scope-checked", (_b, e) => {
+    const result = (e as Extract<PlannerEvent, { kind: "scope-checked" }>).result;
+    return result === "REFUSE"
+      ? "scope-refused"
+      : result === "HUMAN"
+      ? "scope-human"
+      : "scope-passed";
+  }],
+  ["scope-passed", "review-void", "scope-passed"],
+  [
+    "scope-passed",
+    "verdict",
+    (_b, e) =>
+      (e as Extract<PlannerEvent, { kind: "verdict" }>).verdict.verdict === "PASS"
+        ? "passed"
+        : "review-failed",
+  ],
+  ["scope-passed", "review-held", "review-held"],
+  ["scope-passed", "reviewer-still-running", "reviewer-busy"],
+  ["passed", "revalidated", "passed"],
+  ["passed", "gate-decided", (_b, e, a) => {
+    const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision;
+    if (a.mode.kind === "merge") return d.decision === "MERGE" ? "mergeable" : "merge-refused";
+    switch (d.decision) {
+      case "MERGE":
+        return a.seen!.merge === "auto" ? "mergeable" : "ready-for-person";
+      case "WAIT":
+        return staleWait(d) ? "gate-stale" : "gate-wait";
+      case "HUMAN":
+        return "gate-human";
+      case "REFUSE":
+        return "gate-refused";
+    }
+  }],
+  // Reviewed again and still failing on the merge: only the executor can fix that.
+  ["gate-stale", "verdict-marked-stale", (_b, e, a) => {
+    const head = (e as Extract<PlannerEvent, { kind: "verdict-marked-stale" }>).head;
+    return a.record!.verdicts.filter((v) => v.head === head && v.stale).length >= 2
+      ? "stale-twice"
+      : "gate-wait";
+  }],
+  ["mergeable", "merge-landed", "merged-now"],
+  ["mergeable", "merge-missed", "merge-missed"],
+  [SENDS_BACK, "sent-back", "sent-back"],
+  [["scope-human", "gate-human"], "routed-to-person", "with-person"],
+  [PROMOTES, "promoted", "promoted"],
+];
+
+/** The phase the planner moves to on `e`; throws when the table has no such row. */
+export function phaseAfter(
+  before: PlannerState,
+  e: PlannerEvent,
+  after: PlannerState,
+): PlannerPhase {
+  for (const [from, fact, to] of PLANNER_TABLE) {
+    const froms: readonly PlannerPhase[] = typeof from === "string" ? [from] : from;
+    if (fact !== e.kind || !froms.includes(before.phase)) continue;
+    return typeof to === "string" ? to : to(before, e, after);
+  }
+  throw new NoTransition(`no transition from phase "${before.phase}" on "${e.kind}"`);
+}

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   merge: async () => (await import("./lib/cli/merge.ts")).merge,
   close: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
+  show: async () => (await import("./lib/cli/show.ts")).show,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,

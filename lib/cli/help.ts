@@ -24,6 +24,7 @@ Commands:
   merge      gate, then merge the PR in flight through the forge, then promote the next brief
   close      give up on a task's PR without merging it (the branch stays), promote the next brief
   status     what the loop is doing, and why it waits
+  show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   resume     clear a HOLD after a person has dealt with it
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
@@ -101,6 +102,22 @@ nor be fixed, so the one-PR-in-flight rule does not hold the loop forever.`,
 
 Shows the brief, the queue, the tick in progress (lock holder, journal step),
 attempts, and any HOLD with what to do about it.`,
+  show: `Usage: relay show <task> [--json]
+
+Prints task <task>'s timeline from its event log (.git/relay/tasks/<task>.events.jsonl):
+each round (round 1 is the brief, each later one a fix brief, with why it was sent back),
+the attempts and agent turns with their durations and exits, the bar, commits, pushes and
+the PR, the scope check, verdicts with their findings, gate decisions with the failing
+checks, merges and closes, and every HOLD with its reason, next step and resume. Times
+are UTC. A fix brief's number shows the task it is a round of.
+
+--json prints {"task", "title", "branch", "rounds": [{"round", "brief", "why"?, "events"}],
+"events"}, where each event is a log line as written: {"v": 1, "at", "run", "role",
+"event", "brief", "round", "details"}. "title" and "branch" come from the first
+brief-opened (null without one); "why" is the reason a fix round was sent back.
+
+Exit 0; 2 for a task with no timeline (the message lists those that have one) or a
+malformed log line (the message names the file and line).`,
   resume: `Usage: relay resume
 
 Clears a HOLD once a person has dealt with it. A held executor run whose branch

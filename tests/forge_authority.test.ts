@@ -37,6 +37,9 @@ const PLANNER_ONLY = [
   /^lib\/forge\/(plain|github)_planner\.ts$/,
   /^lib\/forge\/planner_forge\.ts$/,
   /^lib\/loop\/review\.ts$/,
+  // The planner's effect handlers: observing, the reviewer's turn, the gate and the merge,
+  // send-backs, promotion.
+  /^lib\/loop\/effects\/(observe|review_turn|gate|verdicts|promotion)\.ts$/,
   /^lib\/gate\//,
 ];
 

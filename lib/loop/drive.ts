@@ -24,7 +24,7 @@ export interface Machine<S, E extends { kind: string }, F extends Effect> {
     effect: Exclude<F, Ending>,
     state: S,
     emit: (event: E) => Promise<void>,
-  ): Promise<E | void>;
+  ): Promise<E | void> | E;
   /** Persists what changed (the journal, the review record), and the event log. */
   save(before: S, after: S, event: E): Promise<void>;
 }

@@ -103,7 +103,7 @@ export type PlannerEvent =
   | { kind: "verdict-marked-stale"; head: string }
   | { kind: "merge-landed"; sha: string; at: string }
   | { kind: "merge-missed"; why: string }
-  | { kind: "sent-back"; fix: number; head: string; at: string }
+  | { kind: "sent-back"; fix: number; head: string; at: string; why: string; findings: Finding[] }
   | { kind: "routed-to-person"; head: string; files: string[]; at: string }
   | { kind: "promoted"; message: string };
 

@@ -1,0 +1,126 @@
+/**
+ * The planner's first effect: fetch, then read what the task looks like now
+ * — the report and brief on origin/main (never the PR's or the working
+ * tree's), the PR on the forge, whether main already has a head of it, the
+ * brief open in the primary tree, and whether an executor attempt is
+ * journaled. Reports it as one fact; the decisions are lib/task/planner.ts.
+ */
+import { join } from "node:path";
+import { InputError } from "../../errors.ts";
+import { Git } from "../../git/git.ts";
+import { loadRepoConfig } from "../../config/repo.ts";
+import { loadProfile, type Profile, profilePath } from "../../config/profile.ts";
+import { parseBrief } from "../../protocol/brief.ts";
+import { parseReport } from "../../protocol/report.ts";
+import { readStatus } from "../../protocol/status_line.ts";
+import { BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
+import { readTextOrNull } from "../../state/json_file.ts";
+import { readReview } from "../../state/reviews.ts";
+import { plannerForge } from "../../forge/planner_forge.ts";
+import type { PlannerEvent, PlannerMode, Seen } from "../../task/planner.ts";
+import { firstMerged } from "../merged.ts";
+import type { PlanContext, PlanSubject } from "./context.ts";
+
+export async function showOrNull(git: Git, spec: string): Promise<string | null> {
+  const res = await git.run(["show", spec], { allowFail: true });
+  return res.code === 0 ? res.stdout : null;
+}
+
+export async function readSubject(git: Git, originMain: string): Promise<PlanSubject | null> {
+  const reportText = await showOrNull(git, `${originMain}:${REPORT_FILE}`);
+  if (reportText === null) return null;
+  const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
+  const briefText = await showOrNull(git, `${originMain}:${BRIEF_FILE}`);
+  if (briefText === null) {
+    throw new InputError(
+      { file: `origin/main:${BRIEF_FILE}` },
+      "the report on main has no brief beside it",
+      "restore NEXT-STEPS.md on main",
+    );
+  }
+  const brief = parseBrief(briefText, `origin/main:${BRIEF_FILE}`);
+  if (brief.task !== report.task) {
+    throw new InputError(
+      { file: `origin/main:${REPORT_FILE}`, key: "Task" },
+      `the report is for task ${report.task} but the brief on main is task ${brief.task}`,
+      "the executor commits both in one paperwork commit; restore them together",
+    );
+  }
+  return { report, brief, task: brief.fixes ?? brief.task, originMain };
+}
+
+/** `relay merge` needs no agent: it runs without the operator profile. */
+const NO_PROFILE: Profile = { path: "", roles: {} as Profile["roles"] };
+
+export async function observe(tick: PlanContext, mode: PlannerMode): Promise<PlannerEvent> {
+  const config = await loadRepoConfig(tick.repo.root);
+  const primary = new Git(tick.repo.root, config.timeouts.networkMs);
+  await primary.fetch(config.remote);
+  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  const seen: Seen = {
+    remote: config.remote,
+    main: config.main,
+    originMain,
+    subject: null,
+    journal: false,
+    openBranch: null,
+    pr: null,
+    mergedHead: null,
+    prHeadInMain: false,
+    fixRounds: config.fixRounds,
+    merge: config.merge,
+  };
+  const subject = originMain ? await readSubject(primary, originMain) : null;
+  if (!subject) return { kind: "observed", seen, record: null };
+  const profile = mode.kind === "tick"
+    ? await loadProfile(profilePath(tick.profileFlag))
+    : NO_PROFILE;
+  tick.ready = { config, primary, profile };
+  tick.subject = subject;
+  const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
+  const { report, brief } = subject;
+  seen.subject = {
+    task: subject.task,
+    report: { task: report.task, outcome: report.outcome, head: report.head },
+    brief: { task: brief.task, title: brief.title, branch: brief.branch },
+  };
+  const record = await readReview(tick.state.reviews, subject.task, brief.branch);
+  seen.journal = (await readTextOrNull(tick.state.journal)) !== null;
+  // What the decisions below need, and no more: a journaled attempt or a BLOCKED report
+  // stops the tick before any forge call.
+  if (mode.kind === "tick" && (seen.journal || report.outcome === "BLOCKED")) {
+    return { kind: "observed", seen, record };
+  }
+  if (mode.kind === "merge" && report.outcome === "BLOCKED") {
+    return { kind: "observed", seen, record };
+  }
+  const pr = await forge.find(brief.branch);
+  if (pr) tick.pr = pr;
+  seen.pr = pr;
+  if (!pr || mode.kind === "merge") return { kind: "observed", seen, record };
+  // Merged (by relay or by a person): a person may have merged any head of this PR — the
+  // one reported, or one an open fix brief was written for — and a PR main already has is
+  // never merged again.
+  seen.mergedHead = pr.state === "merged" || record.merged !== undefined
+    ? pr.head
+    : await firstMerged(
+      primary,
+      [
+        report.head,
+        pr.head,
+        ...record.fixes.map((f) => f.head),
+        ...record.verdicts.map((v) => v.head),
+      ],
+      originMain!,
+      tick.state.tasks,
+      [subject.task, report.task, ...record.fixes.map((f) => f.task)],
+    );
+  if (seen.mergedHead !== null && seen.mergedHead !== pr.head && !record.merged) {
+    seen.prHeadInMain = await primary.isAncestor(pr.head, originMain!);
+  }
+  const working = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+  if (working !== null && readStatus(working) === "OPEN") {
+    seen.openBranch = parseBrief(working, BRIEF_FILE).branch;
+  }
+  return { kind: "observed", seen, record };
+}

@@ -1,0 +1,85 @@
+/**
+ * Promotion: once a task's PR is merged or closed, its worktree goes (when
+ * clean), a fix brief relay wrote for it is retired, and the next queued
+ * brief is opened. Shares the poll lock, so the executor's paperwork commit
+ * never picks up a half-written promotion.
+ */
+import { Git } from "../../git/git.ts";
+import { buildOutputMatcher } from "../../git/build_output.ts";
+import { tryLock, waitLock } from "../../state/lock.ts";
+import { BRIEF_FILE } from "../../state/paths.ts";
+import { readTextOrNull } from "../../state/json_file.ts";
+import type { PlannerEvent } from "../../task/planner.ts";
+import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
+import { parseWorktreeList } from "../worktree.ts";
+import { clearUntrackedBuildOutput } from "../build_output.ts";
+import { type PlanContext, prOf, ready } from "./context.ts";
+
+/** Shorter than LOCK_WAIT_MS: a poll waiting for this tick's lock must not wait for it in turn. */
+const PROMOTE_WAIT_MS = 15_000;
+
+export async function promote(
+  tick: PlanContext,
+  effect: { done: string; retire?: string },
+): Promise<PlannerEvent> {
+  const branch = prOf(tick).branch;
+  let done = effect.done;
+  const said = (message: string): PlannerEvent => ({ kind: "promoted", message });
+  // Every review tick comes back here while the report on main is for a merged task: the
+  // loop's resting state. Take the poll lock only when there is something to do, so a
+  // poll that fires at the same second never waits for a review that has nothing to say.
+  const idle = await promotionIdle(tick.repo.root, effect.retire ? branch : undefined);
+  if (idle !== null && !(await taskWorktree(tick, branch))) return said(`${done}; ${idle}`);
+  // When a tick holds the poll lock, the next review tick promotes (a merged PR always comes
+  // back here). A poll that is only looking (no attempt journaled) is waited for; one
+  // running an agent turn is not.
+  const attempt = (await readTextOrNull(tick.state.journal)) !== null;
+  await using lock = attempt
+    ? await tryLock(tick.state.pollLock, "promote")
+    // A poll holding its lock may itself be waiting for this tick's lock: never wait for it.
+    : await waitLock(tick.state.pollLock, "promote", {
+      waitMs: PROMOTE_WAIT_MS,
+      waitFor: (holder) => holder.command !== "poll",
+    });
+  if (!lock) return said(`${done}; promotion waits for the executor's tick to end`);
+  await removeTaskWorktree(tick, branch);
+  const retired = effect.retire
+    ? await retireFixBrief(tick.repo.root, branch, effect.retire)
+    : null;
+  if (retired !== null) {
+    tick.log.step(`retired fix brief ${retired} (set to DONE): ${effect.retire}`);
+    done += `; fix brief ${retired} retired`;
+  }
+  const res = await promoteNext(tick.repo.root);
+  if (res.result === "promoted") {
+    tick.log.step(`promoted task ${res.task}: ${res.title}`);
+    return said(`${done}; promoted task ${res.task} into ${BRIEF_FILE}`);
+  }
+  return said(`${done}; ${res.message}`);
+}
+
+/**
+ * The task is over: its worktree goes, when it is clean (plain `git worktree
+ * remove` refuses anything else, which then stays for a person). The branch and
+ * every commit on it stay.
+ */
+async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<void> {
+  const wt = await taskWorktree(tick, branch);
+  if (!wt) return;
+  const { config, primary } = ready(tick);
+  // What relay never commits is all that may be left (no .gitignore): it goes first.
+  await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(config.neverCommit))
+    .catch(() => {});
+  const res = await primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
+  if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
+}
+
+/** The worktree relay made for `branch`, if it is still there. */
+async function taskWorktree(
+  tick: PlanContext,
+  branch: string,
+): Promise<{ path: string } | undefined> {
+  const { primary } = ready(tick);
+  const list = parseWorktreeList(await primary.out(["worktree", "list", "--porcelain", "-z"]));
+  return list.find((w) => w.branch === branch && w.path !== tick.repo.root);
+}

@@ -1,0 +1,492 @@
+/**
+ * The reviewer's turn: a different agent reviews the PR head in a disposable
+ * worktree, once more if its first turn was void or gave no verdict. What the
+ * executor may not touch, the reviewer may not either; a turn that changed
+ * its worktree is void (its work kept under refs/relay/void/), one that
+ * reached past it is a HOLD. The turn an interrupted tick left running is
+ * waited for, stopped past its limit, or noted as void — never doubled.
+ * Reports facts: voids and the verdict as they happen (through `emit`), or
+ * why there is none.
+ */
+import { join } from "node:path";
+import { Git } from "../../git/git.ts";
+import { writeBrief } from "../../protocol/brief_write.ts";
+import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
+import { buildInvocation } from "../../agents/presets.ts";
+import { requireProgram } from "../../agents/which.ts";
+import { reviewerPrompt } from "../../agents/prompt.ts";
+import { runAgent, timedOutText } from "../../agents/runner.ts";
+import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
+import { REPORT_FILE } from "../../state/paths.ts";
+import { failpoint } from "../../state/failpoint.ts";
+import { readTextOrNull } from "../../state/json_file.ts";
+import { runId as newRunId } from "../../state/run_id.ts";
+import { redactFile } from "../../proc/redact.ts";
+import { type BuildOutputMatcher, buildOutputMatcher } from "../../git/build_output.ts";
+import type { PrStatus } from "../../forge/types.ts";
+import type { PlannerEvent } from "../../task/planner.ts";
+import { checkWorktreeRoot, defaultWorktreeRoot } from "../worktree.ts";
+import {
+  changedControls,
+  controlFiles,
+  type ControlScope,
+  executorScope,
+  markRemoteLogs,
+  pushesSince,
+  worktreeGitDir,
+} from "../guard.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  markTurn,
+  turnCommits,
+  type TurnMark,
+  unreachable,
+} from "../turn_anchors.ts";
+import { voidCause, withoutUntrackedBuildOutput } from "../build_output.ts";
+import { forgeOf, type PlanContext, type PlanSubject, prOf, ready, subjectOf } from "./context.ts";
+import { showOrNull } from "./observe.ts";
+
+type Subject = PlanSubject;
+
+/** The old review tick's view of the context, which the turn's code below reads. */
+interface Tick {
+  repo: PlanContext["repo"];
+  state: PlanContext["state"];
+  log: PlanContext["log"];
+  progress: PlanContext["progress"];
+  primary: Git;
+  config: ReturnType<typeof ready>["config"];
+  profile: ReturnType<typeof ready>["profile"];
+  forge: ReturnType<typeof forgeOf>;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** The `run-turn` effect for the reviewer. */
+export async function runReviewerTurn(
+  ctx: PlanContext,
+  emit: (e: PlannerEvent) => Promise<void>,
+): Promise<PlannerEvent | void> {
+  const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
+  const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
+    isRoot: false,
+  });
+  if (probe.kind === "process") {
+    await requireProgram("reviewer", probe.argv, probe.env, tick.profile.path);
+  }
+  return await runReview(tick, subjectOf(ctx), prOf(ctx), emit);
+}
+
+/** Snapshot of what a reviewer must not change (untracked build output aside: see build_output.ts). */
+async function snapshot(
+  wt: Git,
+  primary: Git,
+  buildOutput: BuildOutputMatcher,
+): Promise<{ head: string; status: string; refs: string }> {
+  const refs = (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
+    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/")).join(
+      "\n",
+    );
+  return {
+    head: await wt.out(["rev-parse", "HEAD"]),
+    status: withoutUntrackedBuildOutput(
+      await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+      buildOutput,
+    ),
+    refs,
+  };
+}
+
+/** Runs the reviewer, once more if its first turn was void or gave no verdict. Records the verdict. */
+async function runReview(
+  tick: Tick,
+  s: Subject,
+  pr: PrStatus,
+  emit: (e: PlannerEvent) => Promise<void>,
+): Promise<PlannerEvent | void> {
+  // A tick killed during the reviewer's turn leaves the reviewer running in its own process
+  // group: wait for it within its turn limit, stop it past that, never start a second one.
+  const rj = await import("../review_journal.ts");
+  const orphan = await rj.readReviewJournal(tick.state.reviewJournal);
+  if (orphan) {
+    const run = `pid ${orphan.pid}, run ${orphan.runId}`;
+    const state = await rj.reviewerState(orphan);
+    if (state.kind === "running") {
+      return {
+        kind: "reviewer-still-running",
+        message: `busy: the reviewer from an interrupted tick is still running (${run}${
+          orphan.deadline ? `, turn limit at ${orphan.deadline}` : ""
+        })${state.unverified ? `; ${state.unverified}, so relay will not stop it` : ""}`,
+      };
+    }
+    let why = "interrupted";
+    if (state.kind === "overdue") {
+      tick.log.step(
+        `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
+      );
+      if (!(await rj.stopReviewer(orphan))) {
+        return {
+          kind: "reviewer-still-running",
+          message:
+            `busy: the reviewer of an interrupted tick (${run}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
+        };
+      }
+      why = "interrupted; stopped past its turn limit";
+    } else {
+      if (state.reused) tick.log.step(`not our reviewer: ${state.reused}`);
+      tick.log.step(
+        `the reviewer of run ${orphan.runId} ended while no tick watched it; its turn is void`,
+      );
+    }
+    if (orphan.task === s.task) {
+      await emit({ kind: "review-void", runId: orphan.runId, at: now(), why });
+    }
+    await rj.clearReviewJournal(tick.state.reviewJournal);
+  }
+  const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
+  await removeLeftoverReviewWorktrees(tick.primary);
+  for (let turn = 1; turn <= 2; turn++) {
+    const runId = newRunId(`review${s.task}-t${turn}`);
+    const runDir = join(tick.state.runs, runId);
+    await Deno.mkdir(runDir, { recursive: true });
+    const worktree = join(root, `review-${runId}`);
+    await tick.primary.run(["worktree", "add", "--quiet", "--detach", "--", worktree, pr.head]);
+    const wt = new Git(worktree);
+    const buildOutput = buildOutputMatcher(tick.config.neverCommit);
+    const before = await snapshot(wt, tick.primary, buildOutput);
+    // What the executor may not touch, the reviewer may not either: git's control files,
+    // relay's records, the operator profile — and no push through the remote's name.
+    // The run folder is left out: the reviewer may write its verdict there.
+    const { runDir: _own, ...scope }: ControlScope = await executorScope({
+      commonDir: tick.repo.commonDir,
+      gitDir: tick.repo.gitDir,
+      worktree,
+      runDir,
+      profilePath: tick.profile.path,
+    });
+    const controlBefore = await controlFiles(scope);
+    const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
+    const headMark = await markTurn(
+      tick.repo.commonDir,
+      (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
+      null,
+    );
+    const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
+    const controlAfter = await controlFiles(scope);
+    const steered = changedControls(controlBefore, controlAfter);
+    const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
+    if (steered.length || pushed.length) {
+      const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
+      return holdReview(
+        tick,
+        s,
+        runId,
+        [
+          steered.length
+            ? `the reviewer changed files that steer git or relay: ${steered.join(", ")}`
+            : "",
+          pushed.length
+            ? `the reviewer pushed to ${
+              pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
+            }`
+            : "",
+          kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
+        ].filter((x) => x).join("; ") +
+          " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
+      );
+    }
+    const after = await snapshot(wt, tick.primary, buildOutput);
+    const changes: string[] = [];
+    if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
+    if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
+    if (after.refs !== before.refs) changes.push("refs changed");
+    const dropped = await keepReviewerCommits(tick, runId, headMark, pr.head, true);
+    if (dropped.length) {
+      changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
+    }
+    if (changes.length) {
+      try {
+        await voidTurn(tick, worktree, runId, before, after);
+      } catch (err) {
+        // The refs could not be put back as they were: a person must look before anything
+        // else runs on them (what the reviewer left is kept under refs/relay/void/).
+        return holdReview(
+          tick,
+          s,
+          runId,
+          `the reviewer changed its worktree and relay could not undo it: ${
+            (err as Error).message.split("\n")[0]
+          }`,
+          `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the reviewer moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+        );
+      }
+      const why = voidCause(before.status, after.status, buildOutput, {
+        task: s.task,
+        branch: pr.branch,
+      });
+      await emit({
+        kind: "review-void",
+        runId,
+        at: now(),
+        why: `${why.cause}: ${changes.join("; ")}`,
+      });
+      tick.log.step(`review turn ${runId} is void: ${why.cause}`);
+      // Tracked build output is rewritten on every run: another turn would only be void again.
+      if (turn === 2 || why.next !== undefined) {
+        return holdReview(
+          tick,
+          s,
+          runId,
+          `${turn === 2 ? why.twice : why.cause} (${changes.join("; ")})`,
+          why.next,
+        );
+      }
+      continue;
+    }
+    await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
+    const parsed = out.problem
+      ? { ok: false as const, problem: out.problem }
+      : parseVerdict(out.text);
+    if (!parsed.ok) {
+      await emit({
+        kind: "review-void",
+        runId,
+        at: now(),
+        why: `invalid verdict: ${parsed.problem}`,
+      });
+      tick.log.step(`review turn ${runId} gave no valid verdict: ${parsed.problem}`);
+      if (turn === 2) {
+        return holdReview(
+          tick,
+          s,
+          runId,
+          `the reviewer gave no valid verdict twice (${parsed.problem})`,
+        );
+      }
+      continue;
+    }
+    await emit({
+      kind: "verdict",
+      verdict: {
+        runId,
+        at: now(),
+        reportTask: s.report.task,
+        head: pr.head,
+        tree: await tick.primary.treeOf(pr.head),
+        // The main the reviewer saw is the one the head is built on: if main has product
+        // commits past it, the gate re-runs the bar on the would-be merge before trusting this.
+        main: await tick.primary.out(["merge-base", pr.head, s.originMain]),
+        verdict: parsed.value.verdict,
+        findings: parsed.value.findings,
+      },
+    });
+    await tick.forge.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
+    tick.log.step(`task ${s.task}: verdict ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`);
+    failpoint("review-after-verdict");
+    return;
+  }
+  throw new Error("unreachable");
+}
+
+/**
+ * A review tick killed mid-turn leaves its disposable worktree behind. Remove
+ * the clean ones (plain `git worktree remove` refuses anything dirty, which
+ * then stays for a person to look at).
+ */
+async function removeLeftoverReviewWorktrees(primary: Git): Promise<void> {
+  const list = await primary.out(["worktree", "list", "--porcelain"]);
+  for (const line of list.split("\n")) {
+    const path = line.startsWith("worktree ") ? line.slice("worktree ".length) : "";
+    if (/\/review-[^/]+-review\d+-t\d$/.test(path)) {
+      await primary.run(["worktree", "remove", "--", path], { allowFail: true });
+    }
+  }
+}
+
+function holdReview(
+  _tick: Tick,
+  s: Subject,
+  runId: string,
+  reason: string,
+  next?: string,
+): PlannerEvent {
+  return {
+    kind: "review-held",
+    reason: `review of task ${s.task}: ${reason}`,
+    next: next ??
+      `Look at .git/relay/runs/${runId}/ (reviewer log and output). Fix the reviewer's profile or REVIEWER.md, then run "relay resume".`,
+    runId,
+  };
+}
+
+/**
+ * Commits the reviewer made and left on no ref (committed on its detached HEAD, then
+ * checked the PR head out again): its worktree's HEAD reflog is their only trace, and
+ * that goes when the worktree does. Kept under refs/relay/void/<run>/commit-<k>; without
+ * git when the turn changed what steers git. Returns the refs.
+ */
+async function keepReviewerCommits(
+  tick: Tick,
+  runId: string,
+  turn: TurnMark,
+  head: string,
+  gitAllowed: boolean,
+): Promise<string[]> {
+  const prefix = `refs/relay/void/${runId}/commit-`;
+  const made = await turnCommits(tick.repo.commonDir, turn, null, [head]);
+  if (!gitAllowed) return await anchorWithoutGit(tick.repo.commonDir, prefix, made);
+  // A checkout of main or another commit that a ref already keeps is not the reviewer's work.
+  const lost = await unreachable(tick.primary, made);
+  return await anchorWithGit(tick.primary, prefix, lost, [], "relay: void reviewer turn");
+}
+
+/**
+ * Throws a void reviewer turn away without destroying anything: a moved HEAD
+ * and new refs are kept under refs/relay/void/<run>/, and the dirty worktree
+ * folder is moved aside, not deleted.
+ */
+async function voidTurn(
+  tick: Tick,
+  worktree: string,
+  runId: string,
+  before: { head: string; refs: string },
+  after: { head: string; refs: string },
+): Promise<void> {
+  const keep = `refs/relay/void/${runId}`;
+  if (after.head !== before.head) {
+    await tick.primary.updateRef(`${keep}/HEAD`, after.head, "relay: void reviewer turn");
+  }
+  // Refs go back to how they were; what the reviewer pointed them at is kept under refs/relay/void/.
+  const parse = (text: string) =>
+    new Map(text.split("\n").filter((l) => l).map((l) => l.split(" ") as [string, string]));
+  const was = parse(before.refs);
+  const now = parse(after.refs);
+  const restore = "relay: restore after a void reviewer turn";
+  for (const [ref, sha] of now) {
+    if (was.get(ref) === sha) continue;
+    await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
+    const old = was.get(ref);
+    if (old) await tick.primary.updateRef(ref, old, restore, sha);
+    else await tick.primary.deleteRef(ref, sha);
+  }
+  for (const [ref, sha] of was) {
+    if (!now.has(ref)) await tick.primary.updateRef(ref, sha, restore, "");
+  }
+  const aside = `${worktree}.void`;
+  await Deno.rename(worktree, aside);
+  await tick.primary.run(["worktree", "prune"]);
+  tick.log.step(`kept the void turn's files at ${aside}`);
+}
+
+async function dispatchReviewer(
+  tick: Tick,
+  s: Subject,
+  pr: PrStatus,
+  worktree: string,
+  runDir: string,
+): Promise<{ text: string; problem?: string }> {
+  const spec = tick.profile.roles.reviewer;
+  const briefPath = join(runDir, "brief.md");
+  const reportPath = join(runDir, "report.md");
+  const verdictPath = join(runDir, "verdict.md");
+  const stdoutPath = join(runDir, "reviewer.stdout");
+  await Deno.writeTextFile(briefPath, writeBrief(s.brief));
+  await Deno.writeTextFile(
+    reportPath,
+    (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
+  );
+  const procedure = await showOrNull(tick.primary, `${s.originMain}:REVIEWER.md`);
+  const procedurePath = procedure === null ? null : join(runDir, "REVIEWER.md");
+  if (procedurePath) await Deno.writeTextFile(procedurePath, procedure!);
+  tick.log.step(
+    `task ${s.task}: starting the reviewer (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
+  );
+  const inv = buildInvocation(
+    "reviewer",
+    spec,
+    reviewerPrompt({
+      task: s.task,
+      title: s.brief.title,
+      branch: pr.branch,
+      head: pr.head,
+      base: s.originMain,
+      briefPath,
+      reportPath,
+      procedurePath,
+      verdictPath,
+      bar: s.brief.bar,
+    }),
+    { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0, allowCommands: s.brief.bar },
+  );
+  if (inv.kind === "demo") {
+    await runDemoReviewer({
+      worktree,
+      bar: s.brief.bar,
+      verdictPath,
+      timeoutMs: tick.config.timeouts.barMs,
+      passEnv: tick.config.barEnv,
+    });
+  } else {
+    const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
+    const rj = await import("../review_journal.ts");
+    let res;
+    try {
+      res = await runAgent({
+        argv: inv.argv,
+        cwd: worktree,
+        env: {
+          ...inv.env,
+          RELAY_ROLE: "reviewer",
+          RELAY_TASK: String(s.task),
+          RELAY_BRIEF: briefPath,
+          RELAY_REPORT: reportPath,
+          RELAY_VERDICT: verdictPath,
+        },
+        timeoutMs,
+        logPath: join(runDir, "reviewer.log"),
+        stdoutPath,
+        progress: tick.progress,
+        label: `reviewer task ${s.task}`,
+        // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
+        onStart: async (pid) => {
+          const started = Date.now();
+          await rj.writeReviewJournal(tick.state.reviewJournal, {
+            version: 1,
+            runId: runDir.split(/[\\/]/).pop() ?? runDir,
+            task: s.task,
+            pid,
+            started: new Date(started).toISOString(),
+            ...(Number.isFinite(timeoutMs)
+              ? { deadline: new Date(started + timeoutMs).toISOString() }
+              : {}),
+            worktree,
+          });
+          failpoint("reviewer-running");
+        },
+      });
+    } finally {
+      await rj.clearReviewJournal(tick.state.reviewJournal);
+    }
+    // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
+    if (res.startError) {
+      return { text: "", problem: `the reviewer could not start: ${res.startError}` };
+    }
+    if (res.timedOut) {
+      return {
+        text: "",
+        problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
+      };
+    }
+    if (res.exitCode !== 0) {
+      return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
+    }
+  }
+  await redactFile(verdictPath); // the reviewer wrote it into relay's records
+  const file = (await readTextOrNull(verdictPath))?.trim();
+  if (file) return { text: file };
+  return { text: (await readTextOrNull(stdoutPath)) ?? "" };
+}

@@ -24,8 +24,9 @@ const RANK: Record<string, number> = {
   forge: 5, // PRs on plain git or GitHub
   agents: 6, // presets, prompts, the agent runner, demo agents
   gate: 6, // the merge gate
-  loop: 7, // the ticks
-  cli: 8, // one file per command
+  task: 7, // the task state machine
+  loop: 8, // the ticks
+  cli: 9, // one file per command
 };
 
 const IMPORT =

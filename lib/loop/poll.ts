@@ -16,11 +16,15 @@ import { loadProfile, type Profile, profilePath } from "../config/profile.ts";
 import { briefDigest, parseBrief, writeBrief } from "../protocol/brief.ts";
 import { checkReport, parseReport, writeReport } from "../protocol/report.ts";
 import type { Brief, Report } from "../protocol/types.ts";
-import { buildInvocation } from "../agents/presets.ts";
-import { requireProgram } from "../agents/which.ts";
 import { executorPrompt } from "../agents/prompt.ts";
-import { runAgent, timedOutText } from "../agents/runner.ts";
-import { orphanState, stopOrphan } from "./orphan.ts";
+import {
+  orphanTurn,
+  requireRoleProgram,
+  roleTimeoutMs,
+  startTurn,
+  timedOutText,
+} from "../agents/turn.ts";
+import { journaledAgent } from "./orphan.ts";
 import { runDemoAgent } from "../agents/demo.ts";
 import { LOCK_WAIT_MS, lockHolder, waitLock } from "../state/lock.ts";
 import {
@@ -255,10 +259,9 @@ async function startAttempt(tick: Tick, brief: Brief): Promise<TickResult> {
       };
     }
     // A program that is not there is the operator's problem, not a failed attempt.
-    const probe = buildInvocation("executor", profile.roles.executor, "relay", { isRoot: false });
     // (With the cap reached only relay's BLOCKED report is left to write: no program needed.)
-    if (probe.kind === "process" && failed < config.attempts) {
-      await requireProgram("executor", probe.argv, probe.env, profile.path);
+    if (failed < config.attempts) {
+      await requireRoleProgram("executor", profile.roles.executor, profile.path);
     }
 
     await primary.fetch(config.remote);
@@ -461,8 +464,13 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
 
   if (!done(journal, "agent-finished")) {
     if (journal.step === "agent-started") {
-      const orphan = await orphanState(journal);
       const pid = journal.agentPid!;
+      const orphan = await orphanTurn(journaledAgent(journal), {
+        stopping: () =>
+          tick.log.step(
+            `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${journal.agentDeadline}); stopping its process group`,
+          ),
+      });
       if (orphan.kind === "running") {
         const until = journal.agentDeadline ? `, turn limit at ${journal.agentDeadline}` : "";
         return {
@@ -473,37 +481,20 @@ async function continueAttempt(tick: Tick, brief: Brief, journal: Journal): Prom
             }`,
         };
       }
-      if (orphan.kind === "overdue") {
-        tick.log.step(
-          `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${journal.agentDeadline}); stopping its process group`,
-        );
-        if (!(await stopOrphan(pid))) {
-          return {
-            kind: "busy",
-            message:
-              `busy: the agent of run ${journal.runId} (pid ${pid}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
-          };
-        }
-        journal.agent = {
-          exitCode: null,
-          signal: null,
-          timedOut: true,
-          durationMs: Date.now() - orphan.startedMs,
-          interrupted: true,
+      if (orphan.kind === "stuck") {
+        return {
+          kind: "busy",
+          message:
+            `busy: the agent of run ${journal.runId} (pid ${pid}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
         };
-      } else {
+      }
+      if (orphan.kind === "gone") {
         if (orphan.reused) tick.log.step(`not our agent: ${orphan.reused}`);
         tick.log.step(
           `the agent of run ${journal.runId} ended while no tick watched it; not relaunching that turn`,
         );
-        journal.agent = {
-          exitCode: null,
-          signal: null,
-          timedOut: false,
-          durationMs: 0,
-          interrupted: true,
-        };
       }
+      journal.agent = orphan.outcome;
     } else {
       journal.agent = await runExecutor(tick, brief, journal);
     }
@@ -705,7 +696,7 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     RELAY_BRANCH: brief.branch,
     RELAY_RUN_ID: journal.runId,
   };
-  const timeoutMs = Math.min(spec.timeoutMs, config.timeouts.agentMs ?? Infinity);
+  const timeoutMs = roleTimeoutMs(spec, config.timeouts.agentMs);
   const briefHash = await briefDigest(brief);
   const previousFailures = (await readTaskRecord(state.tasks, brief.task)).attempts
     .filter((a) => a.brief === briefHash && a.result === "failed" && a.runId !== journal.runId)
@@ -719,53 +710,39 @@ async function runExecutor(tick: Tick, brief: Brief, journal: Journal) {
     bar: brief.bar,
     previousFailures,
   });
-  const isRoot = Deno.build.os !== "windows" && Deno.uid() === 0;
-  const inv = buildInvocation("executor", spec, prompt, { isRoot });
   tick.log.step(
     `task ${brief.task}: starting the executor (${spec.vendor}), run ${journal.runId}, timeout ${
       formatDuration(timeoutMs)
     }`,
   );
   const logPath = join(runDir, "agent.log");
-  if (inv.kind === "demo") {
-    journal.step = "agent-started";
-    await writeJournal(state.journal, journal);
-    const started = performance.now();
-    const code = await runDemoAgent({ worktree: journal.worktree, briefPath, reportPath, logPath });
-    return {
-      exitCode: code,
-      signal: null,
-      timedOut: false,
-      durationMs: Math.round(performance.now() - started),
-    };
-  }
-  const result = await runAgent({
-    argv: inv.argv,
+  return await startTurn({
+    role: "executor",
+    spec,
+    prompt,
+    env,
     cwd: journal.worktree,
-    env: { ...inv.env, ...env },
     timeoutMs,
     logPath,
     progress: tick.progress,
     label: `executor task ${brief.task}`,
-    onStart: async (pid) => {
-      const started = Date.now();
-      journal.agentPid = pid;
-      journal.agentStarted = new Date(started).toISOString();
-      if (Number.isFinite(timeoutMs)) {
-        journal.agentDeadline = new Date(started + timeoutMs).toISOString();
-      }
+    journal: {
+      onStart: async (pid, started, deadline) => {
+        journal.agentPid = pid;
+        journal.agentStarted = started;
+        if (deadline !== undefined) journal.agentDeadline = deadline;
+        journal.step = "agent-started";
+        await writeJournal(state.journal, journal);
+        failpoint("agent-running");
+      },
+    },
+    // Journaled as started too: a tick killed mid-demo must not run that turn again.
+    demo: async () => {
       journal.step = "agent-started";
       await writeJournal(state.journal, journal);
-      failpoint("agent-running");
+      return await runDemoAgent({ worktree: journal.worktree, briefPath, reportPath, logPath });
     },
   });
-  return {
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    durationMs: result.durationMs,
-    ...(result.startError ? { startError: result.startError } : {}),
-  };
 }
 
 /**

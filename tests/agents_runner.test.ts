@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { type AgentRunOptions, runAgent } from "../lib/agents/runner.ts";
 import {
-  type AgentRunOptions,
   formatDuration,
   formatElapsed,
   printable,
-  runAgent,
   statusLine,
   timedOutText,
-} from "../lib/agents/runner.ts";
+} from "../lib/agents/progress.ts";
 import { isAlive, procState, psAlive } from "../lib/proc/alive.ts";
 
 const FIXTURES = new URL("./fixtures/runner/", import.meta.url).pathname;

@@ -9,13 +9,12 @@
  *
  * The agent's environment is relay's (it needs its API key), but what relay
  * writes of its output (log, stdout copy, progress) has relay's secrets redacted.
+ * The progress display and the wording of durations are progress.ts.
  */
-import { stamped } from "../proc/log.ts";
 import { dirname } from "node:path";
 import { childEnv, killGroup } from "../proc/run.ts";
-// As limits are written in the profile ("4s", "1m30s").
-import { formatDuration as configDuration } from "../config/duration.ts";
 import { redactor } from "../proc/redact.ts";
+import { formatDuration, makeProgress, type ProgressStyle } from "./progress.ts";
 
 export interface AgentRunOptions {
   argv: string[];
@@ -25,7 +24,7 @@ export interface AgentRunOptions {
   timeoutMs: number;
   /** stdout and stderr are appended here as they arrive; parent folders are created. */
   logPath: string;
-  progress: "tty" | "plain" | "quiet";
+  progress: ProgressStyle;
   /** Names the turn in progress lines, e.g. "executor task 3". */
   label: string;
   /** Called once the program has started; the caller journals the pid. */
@@ -49,8 +48,6 @@ export interface AgentRunResult {
 
 export const DEFAULT_GRACE_MS = 10_000;
 export const TAIL_LINES = 40;
-/** How often "plain" progress says the turn is still running. */
-export const HEARTBEAT_MS = 5 * 60_000;
 /** How long to wait for the output pipes to close after the process group was killed. */
 const DRAIN_MS = 2_000;
 /** Longest line kept in the tail; longer lines are cut. */
@@ -118,11 +115,14 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
 
     let timedOut = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
-    const timeoutTimer = setTimeout(() => {
-      timedOut = true;
-      killGroup(pid, "SIGTERM");
-      killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
-    }, opts.timeoutMs);
+    // No limit (Infinity) means no timer: setTimeout would take Infinity for 1ms.
+    const timeoutTimer = Number.isFinite(opts.timeoutMs)
+      ? setTimeout(() => {
+        timedOut = true;
+        killGroup(pid, "SIGTERM");
+        killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
+      }, opts.timeoutMs)
+      : undefined;
 
     let status: Deno.CommandStatus;
     try {
@@ -164,52 +164,6 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     log.close();
     stdoutLog?.close();
   }
-}
-
-/**
- * "timed out: limit 4s, ran 14s": the limit is what a person sets and looks for; the run time also
- * counts the SIGTERM grace, cleanup, or (for an orphan) the minutes until a later tick stopped it.
- */
-export function timedOutText(limitMs: number | undefined, ranMs: number): string {
-  const ran = configDuration(Math.max(0, ranMs));
-  if (limitMs === undefined || !Number.isFinite(limitMs)) return `timed out after ${ran}`;
-  return `timed out: limit ${configDuration(limitMs)}, ran ${ran}`;
-}
-
-/** "1m02s" */
-export function formatDuration(ms: number): string {
-  const total = Math.max(0, Math.round(ms / 1000));
-  return `${Math.floor(total / 60)}m${String(total % 60).padStart(2, "0")}s`;
-}
-
-/** "1:02" */
-export function formatElapsed(ms: number): string {
-  const total = Math.max(0, Math.floor(ms / 1000));
-  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
-}
-
-/** One status line for "tty" progress, at most `width - 1` characters so it never wraps. */
-export function statusLine(
-  label: string,
-  elapsedMs: number,
-  lastLine: string,
-  width: number,
-): string {
-  const head = `relay: ${label} ${formatElapsed(elapsedMs)}`;
-  const last = printable(lastLine);
-  const line = last === "" ? head : `${head} | ${last}`;
-  const max = Math.max(1, width - 1);
-  return line.length <= max ? line : line.slice(0, Math.max(0, max - 1)) + "…";
-}
-
-/** Removes terminal escapes and control characters; keeps what follows the last carriage return. */
-export function printable(line: string): string {
-  const text = line
-    // deno-lint-ignore no-control-regex
-    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b./g, "");
-  const segments = text.split("\r").filter((s) => s.trim() !== "");
-  // deno-lint-ignore no-control-regex
-  return (segments.at(-1) ?? "").replace(/[\x00-\x1f\x7f]/g, " ").trim();
 }
 
 function describeEnd(result: AgentRunResult, timeoutMs: number): string {
@@ -393,94 +347,5 @@ class LineTail {
     this.#lines.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
     if (this.#lines.length > this.#max) this.#lines.shift();
     if (line.trim() !== "") this.last = line.slice(-MAX_LINE);
-  }
-}
-
-interface Progress {
-  started(pid: number): void;
-  finished(summary: string): void;
-  startFailed(why: string): void;
-  /** Stops timers and clears the status line; safe to call more than once. */
-  stop(): void;
-}
-
-/** A "plain" progress line: with the UTC time in front when stderr is a file (cron.log). */
-function plainLine(line: string): void {
-  writeErr(`${stamped(line, Deno.stderr.isTerminal())}\n`);
-}
-
-function makeProgress(
-  mode: AgentRunOptions["progress"],
-  label: string,
-  last: () => string,
-): Progress {
-  if (mode === "quiet") {
-    return { started() {}, finished() {}, startFailed() {}, stop() {} };
-  }
-  let startedAt = Date.now();
-  let timer: ReturnType<typeof setInterval> | undefined;
-  if (mode === "plain") {
-    return {
-      started(pid) {
-        startedAt = Date.now();
-        plainLine(`relay: ${label} started (pid ${pid})`);
-        timer = setInterval(() => {
-          plainLine(
-            `relay: ${label} still running after ${
-              formatDuration(Date.now() - startedAt)
-            } (pid ${pid})`,
-          );
-        }, HEARTBEAT_MS);
-      },
-      finished(summary) {
-        clearInterval(timer);
-        plainLine(`relay: ${label} finished: ${summary}`);
-      },
-      startFailed(why) {
-        plainLine(`relay: ${label} ${why}`);
-      },
-      stop() {
-        clearInterval(timer);
-      },
-    };
-  }
-  let shown = false;
-  const draw = () => {
-    shown = true;
-    writeErr(`\r\x1b[2K${statusLine(label, Date.now() - startedAt, last(), terminalWidth())}`);
-  };
-  const clear = () => {
-    clearInterval(timer);
-    timer = undefined;
-    if (shown) writeErr("\r\x1b[2K");
-    shown = false;
-  };
-  return {
-    started() {
-      startedAt = Date.now();
-      draw();
-      timer = setInterval(draw, 1000);
-    },
-    finished: clear,
-    startFailed() {},
-    stop: clear,
-  };
-}
-
-function terminalWidth(): number {
-  try {
-    return Deno.consoleSize().columns || 80;
-  } catch {
-    return 80;
-  }
-}
-
-function writeErr(text: string): void {
-  const data = encoder.encode(text);
-  let offset = 0;
-  try {
-    while (offset < data.length) offset += Deno.stderr.writeSync(data.subarray(offset));
-  } catch {
-    // stderr closed: progress is best effort.
   }
 }

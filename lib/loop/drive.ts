@@ -10,6 +10,7 @@
  * go through `emit`, and are saved at once: a tick killed during a turn leaves
  * the pid on record for the next one.
  */
+import { HoldError } from "../errors.ts";
 import { allowed, type Effect, type Ending, type Side } from "../task/effects.ts";
 
 export interface Machine<S, E extends { kind: string }, F extends Effect> {
@@ -27,6 +28,8 @@ export interface Machine<S, E extends { kind: string }, F extends Effect> {
   ): Promise<E | void> | E;
   /** Persists what changed (the journal, the review record), and the event log. */
   save(before: S, after: S, event: E): Promise<void>;
+  /** A HOLD raised by an effect, before it goes up to the tick runner (the timeline notes it). */
+  onHold?(state: S, err: HoldError): Promise<void>;
 }
 
 /** More effects than any tick performs: a loop that does not end is a bug in the table. */
@@ -52,7 +55,15 @@ export async function drive<S, E extends { kind: string }, F extends Effect>(
       throw new SideError(`the ${machine.side} side may not perform "${effect.kind}"`);
     }
     if (effect.kind === "wait" || effect.kind === "done") return { state, end: effect };
-    const event = await machine.handle(effect as Exclude<F, Ending>, state, apply);
+    let event: E | void;
+    try {
+      event = await machine.handle(effect as Exclude<F, Ending>, state, apply);
+    } catch (err) {
+      if (err instanceof HoldError && !err.recorded && !err.recheck) {
+        await machine.onHold?.(state, err).catch(() => {});
+      }
+      throw err;
+    }
     if (event) await apply(event);
   }
   throw new Error(`relay performed ${MAX_EFFECTS} effects in one tick without an end`);

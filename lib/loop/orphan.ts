@@ -1,50 +1,25 @@
 /**
- * An orphaned agent: its tick died (SIGKILL, reboot, OOM) while the agent ran
- * on. The journal keeps its pid, start time and deadline, so a later tick can
- * tell whether that pid is still our agent, wait for it while it is within
- * its turn limit, and stop it once it is past it.
+ * The executor's turn as the poll journal records it (agentPid, agentStarted,
+ * agentDeadline), for the orphan checks in lib/agents/orphan.ts: a later tick
+ * (or `relay close`) asks whether the agent of a killed tick still runs.
  */
-import { isAlive } from "../proc/alive.ts";
-import { stopGroup } from "../proc/run.ts";
-import { processStartTime } from "../proc/started.ts";
+import {
+  type JournaledTurn,
+  type OrphanState,
+  orphanState as turnState,
+  stopOrphan,
+} from "../agents/orphan.ts";
 import type { Journal } from "../state/journal.ts";
 
-/** How far the start time ps reports may be from the journaled one for the pid to be ours. */
-export const START_TOLERANCE_MS = 5_000;
-/** Between SIGTERM and SIGKILL when stopping an orphan. */
-export const ORPHAN_GRACE_MS = 5_000;
+export { ORPHAN_GRACE_MS, type OrphanState, START_TOLERANCE_MS } from "../agents/orphan.ts";
+export { stopOrphan };
 
-export type OrphanState =
-  /** Our agent, within its turn limit (or with no limit on record). */
-  | { kind: "running"; unverified?: string }
-  /** Our agent, past its deadline. */
-  | { kind: "overdue"; startedMs: number }
-  /** No agent runs: it ended, or its pid now belongs to another process. */
-  | { kind: "gone"; reused?: string };
-
-export async function orphanState(journal: Journal, now = Date.now()): Promise<OrphanState> {
-  const pid = journal.agentPid;
-  if (pid === undefined || !(await isAlive(pid))) return { kind: "gone" };
-  // Journals written before start times were recorded: nothing to check against.
-  if (journal.agentStarted === undefined) return { kind: "running" };
-  const journaled = Date.parse(journal.agentStarted);
-  const actual = await processStartTime(pid);
-  if (actual === null) {
-    return { kind: "running", unverified: `cannot read the start time of pid ${pid} with ps` };
-  }
-  if (Number.isNaN(journaled) || Math.abs(actual.getTime() - journaled) > START_TOLERANCE_MS) {
-    return {
-      kind: "gone",
-      reused:
-        `pid ${pid} now belongs to a process started ${actual.toISOString()}, not at ${journal.agentStarted}`,
-    };
-  }
-  const deadline = journal.agentDeadline === undefined ? NaN : Date.parse(journal.agentDeadline);
-  if (!Number.isNaN(deadline) && now > deadline) return { kind: "overdue", startedMs: journaled };
-  return { kind: "running" };
+/** The executor turn the journal recorded at launch. */
+export function journaledAgent(journal: Journal): JournaledTurn {
+  return { pid: journal.agentPid, started: journal.agentStarted, deadline: journal.agentDeadline };
 }
 
-/** SIGTERM to the orphan's process group, SIGKILL after the grace period. True when it is gone. */
-export async function stopOrphan(pid: number, graceMs = ORPHAN_GRACE_MS): Promise<boolean> {
-  return await stopGroup(pid, () => isAlive(pid), graceMs);
+/** Whether the journaled agent still runs, is past its turn limit, or is gone. */
+export async function orphanState(journal: Journal, now = Date.now()): Promise<OrphanState> {
+  return await turnState(journaledAgent(journal), now);
 }

@@ -39,6 +39,7 @@ import {
 } from "./effects/publish.ts";
 import { recordHold, stopOnHold } from "./effects/hold.ts";
 import type { TickOptions } from "./log.ts";
+import { executorEntry, heldEntry, Timeline } from "./timeline.ts";
 
 export type TickResult =
   | { kind: "idle"; message: string }
@@ -97,16 +98,49 @@ export function executorMachine(
     reduce: reduceExecutor,
     next: nextExecutor,
     handle: (effect, s, emit) => handle(ctx, effect, s, emit),
-    save: async (before, after) => {
+    save: async (before, after, event) => {
       const run = after.run;
-      if (!run || run === before.run) return;
-      await writeJournal(ctx.state.journal, run);
+      if (run && run !== before.run) await writeJournal(ctx.state.journal, run);
+      const entry = executorEntry(before, after, event);
+      const log = timeline(ctx, after);
+      if (entry && log) {
+        if (event.kind === "attempt-prepared" && !(await log.hasBrief())) {
+          const b = after.brief!;
+          await log.add({
+            event: "brief-opened",
+            role: "relay",
+            details: {
+              title: b.title,
+              branch: b.branch,
+              kind: b.kind === "fix" ? "fix" : "task",
+              ...(b.fixes !== undefined ? { fixes: b.fixes } : {}),
+            },
+          });
+        }
+        await log.add(entry);
+      }
       // The crash points the tests kill a tick at: right after each step is on record.
-      if (before.run?.runId === run.runId && before.run.step !== run.step) {
+      if (run && before.run?.runId === run.runId && before.run.step !== run.step) {
         if (run.step !== "agent-started") failpoint(`after-${run.step}`);
       }
     },
+    onHold: async (s, err) => {
+      const entry = heldEntry(err);
+      const log = timeline(ctx, s);
+      if (entry && log) await log.add({ ...entry, run: s.run?.runId ?? null });
+    },
   };
+}
+
+/** The task's timeline, once the brief is known: a fix brief's goes into its task's. */
+function timeline(ctx: ExecContext, s: ExecutorState): Timeline | null {
+  const b = s.brief;
+  if (!b) return null;
+  const key = `${b.fixes ?? b.task}/${b.task}`;
+  if (ctx.timeline?.key !== key) {
+    ctx.timeline = { key, log: new Timeline(ctx.repo.commonDir, b.fixes ?? b.task, b.task) };
+  }
+  return ctx.timeline.log;
 }
 
 function handle(

@@ -42,6 +42,7 @@ import {
 import { promote } from "./effects/promotion.ts";
 import { recordHold, stopOnHold } from "./effects/hold.ts";
 import type { TickOptions } from "./log.ts";
+import { heldEntry, plannerEntry, Timeline } from "./timeline.ts";
 
 export type ReviewResult =
   | { kind: "idle"; message: string }
@@ -132,8 +133,27 @@ export function plannerMachine(
       if (after.record && after.record !== before.record) {
         await writeReview(ctx.state.reviews, after.record);
       }
+      const entry = plannerEntry(before, after, event);
+      const log = timeline(ctx);
+      if (entry && log) await log.add(entry);
+    },
+    onHold: async (_s, err) => {
+      const entry = heldEntry(err);
+      const log = timeline(ctx);
+      if (entry && log) await log.add(entry);
     },
   };
+}
+
+/** The PR's task's timeline, once the report on main is read. */
+function timeline(ctx: PlanContext): Timeline | null {
+  const s = ctx.subject;
+  if (!s) return null;
+  const key = `${s.task}/${s.report.task}`;
+  if (ctx.timeline?.key !== key) {
+    ctx.timeline = { key, log: new Timeline(ctx.repo.commonDir, s.task, s.report.task) };
+  }
+  return ctx.timeline.log;
 }
 
 function handle(

@@ -4,11 +4,9 @@
  * killed mid-turn (SIGKILL, reboot) leaves it behind with the reviewer still
  * running in its own process group; the next tick reads it to wait for that
  * reviewer, stop it past its turn limit, or note the lost turn — never to
- * start a second reviewer beside it.
+ * start a second reviewer beside it (orphanTurn in lib/agents/orphan.ts decides).
  */
-import type { Journal } from "../state/journal.ts";
 import { readJson, removeFile, writeJson } from "../state/json_file.ts";
-import { type OrphanState, orphanState, stopOrphan } from "./orphan.ts";
 
 export interface ReviewJournal {
   version: 1;
@@ -34,25 +32,6 @@ export async function writeReviewJournal(path: string, journal: ReviewJournal): 
 
 export async function clearReviewJournal(path: string): Promise<void> {
   await removeFile(path);
-}
-
-/** Whether the journaled reviewer still runs, is past its turn limit, or is gone. */
-export async function reviewerState(
-  journal: ReviewJournal,
-  now = Date.now(),
-): Promise<OrphanState> {
-  // orphanState reads only the agent's pid, start time and deadline.
-  const agent: Pick<Journal, "agentPid" | "agentStarted" | "agentDeadline"> = {
-    agentPid: journal.pid,
-    agentStarted: journal.started,
-    ...(journal.deadline !== undefined ? { agentDeadline: journal.deadline } : {}),
-  };
-  return await orphanState(agent as Journal, now);
-}
-
-/** SIGTERM to the reviewer's process group, SIGKILL after the grace period. True when it is gone. */
-export async function stopReviewer(journal: ReviewJournal, graceMs?: number): Promise<boolean> {
-  return await stopOrphan(journal.pid, graceMs);
 }
 
 /**

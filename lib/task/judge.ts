@@ -3,7 +3,7 @@
  * ended and what its report says. Pure: the handler reads the report, this
  * decides SHIPPED, BLOCKED (by the agent) or FAILED, and why.
  */
-import { timedOutText } from "../agents/runner.ts";
+import { timedOutText } from "../agents/progress.ts";
 import type { AgentOutcome } from "../state/journal.ts";
 
 export interface TurnJudgement {

@@ -105,7 +105,8 @@ export type PlannerEvent =
   | { kind: "merge-missed"; why: string }
   | { kind: "sent-back"; fix: number; head: string; at: string; why: string; findings: Finding[] }
   | { kind: "routed-to-person"; head: string; files: string[]; at: string }
-  | { kind: "promoted"; message: string };
+  /** `task`, `title`: the brief it opened, if any. */
+  | { kind: "promoted"; message: string; task?: number; title?: string };
 
 export function initialPlanner(mode: PlannerMode, hold: boolean): PlannerState {
   return {

@@ -26,6 +26,8 @@ export interface TickContext {
   profileFlag?: string;
   /** Set by the effect that loads the config. */
   ready?: Ready;
+  /** The task's timeline this tick appends to (lib/loop/timeline.ts), keyed by task/brief. */
+  timeline?: { key: string; log: import("../timeline.ts").Timeline };
 }
 
 /** An executor tick's context: the brief it works on, once known. */

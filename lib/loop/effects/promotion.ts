@@ -53,7 +53,12 @@ export async function promote(
   const res = await promoteNext(tick.repo.root);
   if (res.result === "promoted") {
     tick.log.step(`promoted task ${res.task}: ${res.title}`);
-    return said(`${done}; promoted task ${res.task} into ${BRIEF_FILE}`);
+    return {
+      kind: "promoted",
+      message: `${done}; promoted task ${res.task} into ${BRIEF_FILE}`,
+      task: res.task,
+      title: res.title,
+    };
   }
   return said(`${done}; ${res.message}`);
 }

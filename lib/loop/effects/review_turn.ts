@@ -12,10 +12,14 @@ import { join } from "node:path";
 import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
-import { buildInvocation } from "../../agents/presets.ts";
-import { requireProgram } from "../../agents/which.ts";
 import { reviewerPrompt } from "../../agents/prompt.ts";
-import { runAgent, timedOutText } from "../../agents/runner.ts";
+import {
+  orphanTurn,
+  requireRoleProgram,
+  roleTimeoutMs,
+  startTurn,
+  timedOutText,
+} from "../../agents/turn.ts";
 import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
 import { failpoint } from "../../state/failpoint.ts";
@@ -71,12 +75,7 @@ export async function runReviewerTurn(
   emit: (e: PlannerEvent) => Promise<void>,
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
-  const probe = buildInvocation("reviewer", tick.profile.roles.reviewer, "relay", {
-    isRoot: false,
-  });
-  if (probe.kind === "process") {
-    await requireProgram("reviewer", probe.argv, probe.env, tick.profile.path);
-  }
+  await requireRoleProgram("reviewer", tick.profile.roles.reviewer, tick.profile.path);
   return await runReview(tick, subjectOf(ctx), prOf(ctx), emit);
 }
 
@@ -113,7 +112,12 @@ async function runReview(
   const orphan = await rj.readReviewJournal(tick.state.reviewJournal);
   if (orphan) {
     const run = `pid ${orphan.pid}, run ${orphan.runId}`;
-    const state = await rj.reviewerState(orphan);
+    const state = await orphanTurn(orphan, {
+      stopping: () =>
+        tick.log.step(
+          `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
+        ),
+    });
     if (state.kind === "running") {
       return {
         kind: "reviewer-still-running",
@@ -122,18 +126,15 @@ async function runReview(
         })${state.unverified ? `; ${state.unverified}, so relay will not stop it` : ""}`,
       };
     }
+    if (state.kind === "stuck") {
+      return {
+        kind: "reviewer-still-running",
+        message:
+          `busy: the reviewer of an interrupted tick (${run}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
+      };
+    }
     let why = "interrupted";
-    if (state.kind === "overdue") {
-      tick.log.step(
-        `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
-      );
-      if (!(await rj.stopReviewer(orphan))) {
-        return {
-          kind: "reviewer-still-running",
-          message:
-            `busy: the reviewer of an interrupted tick (${run}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
-        };
-      }
+    if (state.kind === "stopped") {
       why = "interrupted; stopped past its turn limit";
     } else {
       if (state.reused) tick.log.step(`not our reviewer: ${state.reused}`);
@@ -405,85 +406,78 @@ async function dispatchReviewer(
   tick.log.step(
     `task ${s.task}: starting the reviewer (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
   );
-  const inv = buildInvocation(
-    "reviewer",
-    spec,
-    reviewerPrompt({
-      task: s.task,
-      title: s.brief.title,
-      branch: pr.branch,
-      head: pr.head,
-      base: s.originMain,
-      briefPath,
-      reportPath,
-      procedurePath,
-      verdictPath,
-      bar: s.brief.bar,
-    }),
-    { isRoot: Deno.build.os !== "windows" && Deno.uid() === 0, allowCommands: s.brief.bar },
-  );
-  if (inv.kind === "demo") {
-    await runDemoReviewer({
-      worktree,
-      bar: s.brief.bar,
-      verdictPath,
-      timeoutMs: tick.config.timeouts.barMs,
-      passEnv: tick.config.barEnv,
-    });
-  } else {
-    const timeoutMs = Math.min(spec.timeoutMs, tick.config.timeouts.agentMs ?? Infinity);
-    const rj = await import("../review_journal.ts");
-    let res;
-    try {
-      res = await runAgent({
-        argv: inv.argv,
-        cwd: worktree,
-        env: {
-          ...inv.env,
-          RELAY_ROLE: "reviewer",
-          RELAY_TASK: String(s.task),
-          RELAY_BRIEF: briefPath,
-          RELAY_REPORT: reportPath,
-          RELAY_VERDICT: verdictPath,
-        },
-        timeoutMs,
-        logPath: join(runDir, "reviewer.log"),
-        stdoutPath,
-        progress: tick.progress,
-        label: `reviewer task ${s.task}`,
-        // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
-        onStart: async (pid) => {
-          const started = Date.now();
+  const timeoutMs = roleTimeoutMs(spec, tick.config.timeouts.agentMs);
+  const rj = await import("../review_journal.ts");
+  let res;
+  try {
+    res = await startTurn({
+      role: "reviewer",
+      spec,
+      prompt: reviewerPrompt({
+        task: s.task,
+        title: s.brief.title,
+        branch: pr.branch,
+        head: pr.head,
+        base: s.originMain,
+        briefPath,
+        reportPath,
+        procedurePath,
+        verdictPath,
+        bar: s.brief.bar,
+      }),
+      allowCommands: s.brief.bar,
+      env: {
+        RELAY_ROLE: "reviewer",
+        RELAY_TASK: String(s.task),
+        RELAY_BRIEF: briefPath,
+        RELAY_REPORT: reportPath,
+        RELAY_VERDICT: verdictPath,
+      },
+      cwd: worktree,
+      timeoutMs,
+      logPath: join(runDir, "reviewer.log"),
+      stdoutPath,
+      progress: tick.progress,
+      label: `reviewer task ${s.task}`,
+      // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
+      journal: {
+        onStart: async (pid, started, deadline) => {
           await rj.writeReviewJournal(tick.state.reviewJournal, {
             version: 1,
             runId: runDir.split(/[\\/]/).pop() ?? runDir,
             task: s.task,
             pid,
-            started: new Date(started).toISOString(),
-            ...(Number.isFinite(timeoutMs)
-              ? { deadline: new Date(started + timeoutMs).toISOString() }
-              : {}),
+            started,
+            ...(deadline !== undefined ? { deadline } : {}),
             worktree,
           });
           failpoint("reviewer-running");
         },
-      });
-    } finally {
-      await rj.clearReviewJournal(tick.state.reviewJournal);
-    }
-    // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
-    if (res.startError) {
-      return { text: "", problem: `the reviewer could not start: ${res.startError}` };
-    }
-    if (res.timedOut) {
-      return {
-        text: "",
-        problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
-      };
-    }
-    if (res.exitCode !== 0) {
-      return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
-    }
+      },
+      demo: () =>
+        runDemoReviewer({
+          worktree,
+          bar: s.brief.bar,
+          verdictPath,
+          timeoutMs: tick.config.timeouts.barMs,
+          passEnv: tick.config.barEnv,
+        }),
+    });
+  } finally {
+    await rj.clearReviewJournal(tick.state.reviewJournal);
+  }
+  // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
+  if (res.startError) {
+    return { text: "", problem: `the reviewer could not start: ${res.startError}` };
+  }
+  if (res.timedOut) {
+    return {
+      text: "",
+      problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
+    };
+  }
+  if (res.exitCode !== 0) {
+    return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
   }
   await redactFile(verdictPath); // the reviewer wrote it into relay's records
   const file = (await readTextOrNull(verdictPath))?.trim();

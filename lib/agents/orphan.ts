@@ -1,0 +1,118 @@
+/**
+ * An orphaned turn: its tick died (SIGKILL, reboot, OOM) while the agent ran
+ * on in its own process group. The tick journaled the turn's pid, start time
+ * and deadline, so a later tick can tell whether that pid is still our agent,
+ * wait for it while it is within its turn limit, and stop it once it is past
+ * it. The executor's and the reviewer's turns (and any later role's) are
+ * decided here alike; what each tick then says and records is its own.
+ */
+import { isAlive } from "../proc/alive.ts";
+import { stopGroup } from "../proc/run.ts";
+import { processStartTime } from "../proc/started.ts";
+import type { TurnOutcome } from "./turn.ts";
+
+/** How far the start time ps reports may be from the journaled one for the pid to be ours. */
+export const START_TOLERANCE_MS = 5_000;
+/** Between SIGTERM and SIGKILL when stopping an orphan. */
+export const ORPHAN_GRACE_MS = 5_000;
+
+/** A turn as a tick journaled it when its program started. */
+export interface JournaledTurn {
+  /** The leader of the turn's process group; absent when the turn had no process (a demo agent). */
+  pid?: number | undefined;
+  /** When it started (ISO); absent in journals written before start times were recorded. */
+  started?: string | undefined;
+  /** started + the turn limit (ISO); absent when there is no limit. */
+  deadline?: string | undefined;
+}
+
+export type OrphanState =
+  /** Our agent, within its turn limit (or with no limit on record). */
+  | { kind: "running"; unverified?: string }
+  /** Our agent, past its deadline. */
+  | { kind: "overdue"; startedMs: number }
+  /** No agent runs: it ended, or its pid now belongs to another process. */
+  | { kind: "gone"; reused?: string };
+
+/** Whether the journaled turn still runs, is past its turn limit, or is gone. */
+export async function orphanState(turn: JournaledTurn, now = Date.now()): Promise<OrphanState> {
+  const pid = turn.pid;
+  if (pid === undefined || !(await isAlive(pid))) return { kind: "gone" };
+  // Journals written before start times were recorded: nothing to check against.
+  if (turn.started === undefined) return { kind: "running" };
+  const journaled = Date.parse(turn.started);
+  const actual = await processStartTime(pid);
+  if (actual === null) {
+    return { kind: "running", unverified: `cannot read the start time of pid ${pid} with ps` };
+  }
+  if (Number.isNaN(journaled) || Math.abs(actual.getTime() - journaled) > START_TOLERANCE_MS) {
+    return {
+      kind: "gone",
+      reused:
+        `pid ${pid} now belongs to a process started ${actual.toISOString()}, not at ${turn.started}`,
+    };
+  }
+  const deadline = turn.deadline === undefined ? NaN : Date.parse(turn.deadline);
+  if (!Number.isNaN(deadline) && now > deadline) return { kind: "overdue", startedMs: journaled };
+  return { kind: "running" };
+}
+
+/** SIGTERM to the orphan's process group, SIGKILL after the grace period. True when it is gone. */
+export async function stopOrphan(pid: number, graceMs = ORPHAN_GRACE_MS): Promise<boolean> {
+  return await stopGroup(pid, () => isAlive(pid), graceMs);
+}
+
+/** What a later tick does about a turn its tick left behind. */
+export type OrphanDecision =
+  /** Still our agent, within its limit: wait for it (the tick is busy); never start a second one. */
+  | { kind: "running"; unverified?: string }
+  /** It was past its turn limit and its process group is now stopped: the turn timed out. */
+  | { kind: "stopped"; outcome: TurnOutcome }
+  /** It ended while no tick watched it (or its pid is another process's now): its exit is unknown. */
+  | { kind: "gone"; outcome: TurnOutcome; reused?: string }
+  /** Past its turn limit and still there after SIGTERM and SIGKILL: the next tick tries again. */
+  | { kind: "stuck" };
+
+export interface OrphanOptions {
+  /**
+   * Called just before an overdue turn's process group is stopped, so the
+   * tick's log says so before the grace period runs.
+   */
+  stopping?: () => void;
+  now?: number;
+  /** Between SIGTERM and SIGKILL; ORPHAN_GRACE_MS by default. */
+  graceMs?: number;
+}
+
+/**
+ * The one decision both ticks make about a journaled turn: wait while it runs
+ * within its limit, stop its group past it, or take it as lost. An overdue
+ * turn that stops counts as timed out (it ran from its start until now); a
+ * gone one as interrupted with no duration.
+ */
+export async function orphanTurn(
+  turn: JournaledTurn,
+  opts: OrphanOptions = {},
+): Promise<OrphanDecision> {
+  const state = await orphanState(turn, opts.now);
+  if (state.kind === "running") return state;
+  if (state.kind === "overdue") {
+    opts.stopping?.();
+    if (!(await stopOrphan(turn.pid!, opts.graceMs))) return { kind: "stuck" };
+    return {
+      kind: "stopped",
+      outcome: {
+        exitCode: null,
+        signal: null,
+        timedOut: true,
+        durationMs: Date.now() - state.startedMs,
+        interrupted: true,
+      },
+    };
+  }
+  return {
+    kind: "gone",
+    outcome: { exitCode: null, signal: null, timedOut: false, durationMs: 0, interrupted: true },
+    ...(state.reused ? { reused: state.reused } : {}),
+  };
+}

@@ -17,10 +17,18 @@ async function promote(scene: Scene): Promise<void> {
   assert.equal(res.code, 0, all(res));
 }
 
-/** The waiting line(s): everything after the blank line, before any problem line. */
+/** The waiting line(s): everything after the blank line, but the problem and next-tick lines. */
 function waiting(stdout: string): string {
   const after = stdout.split("\n\n").slice(1).join("\n\n");
-  return after.split("\n").filter((l) => !l.startsWith("problem: ")).join("\n").trim();
+  return after.split("\n").filter((l) => !/^(problem: |next poll: |next review: )/.test(l))
+    .join("\n").trim();
+}
+
+/** What status predicts the next tick of a kind does. */
+function nextTick(stdout: string, kind: "poll" | "review"): string {
+  const line = stdout.split("\n").find((l) => l.startsWith(`next ${kind}: `));
+  assert.ok(line, `no "next ${kind}:" line in:\n${stdout}`);
+  return line.slice(`next ${kind}: `.length).trim();
 }
 
 Deno.test("after a poll HOLD that hold.json does not carry, status says what the HOLD says, not that the next poll starts the executor", async () => {
@@ -43,6 +51,8 @@ Deno.test("after a poll HOLD that hold.json does not carry, status says what the
   assert.doesNotMatch(line, /the next poll starts the executor/, status.stdout);
   assert.match(line, /^HOLD: "origin\/main" does not exist\n {2}next: Push main to origin first/);
   assert.match(line, /the next poll checks again/);
+  // As of the last fetch, the next poll stops where this one did: no promise to start.
+  assert.equal(nextTick(status.stdout, "poll"), 'stops: "origin/main" does not exist');
   const json = JSON.parse((await scene.relay(["status", "--json"])).stdout);
   assert.equal(json.waiting, line);
   assert.equal(json.lastPoll.task, 1);
@@ -64,6 +74,7 @@ Deno.test("a failure of task 1 is not shown as task 2's: the record names its ta
   assert.match(status.stdout, /^brief +task 2 OPEN — Next one/m);
   assert.match(status.stdout, /^last poll: \S+ exit 1, task 1 — task 1 BLOCKED/m);
   assert.equal(waiting(status.stdout), "task 2 is open: the next poll starts the executor");
+  assert.equal(nextTick(status.stdout, "poll"), "starts the executor for task 2, attempt 1 of 1");
 });
 
 Deno.test("a BLOCKED task shows a person's options at once, before the review tick raises its HOLD", async () => {
@@ -72,7 +83,9 @@ Deno.test("a BLOCKED task shows a person's options at once, before the review ti
   await promote(scene);
   assert.equal((await scene.relay(["poll"])).code, 1);
 
-  const before = waiting((await scene.relay(["status"])).stdout);
+  const shown = (await scene.relay(["status"])).stdout;
+  const before = waiting(shown);
+  assert.equal(nextTick(shown, "review"), "hands the BLOCKED task to a person");
   assert.match(before, /^task 1 is BLOCKED: a person decides what happens next\n {2}next: /);
   for (const option of [/relay close 1 --reason/, /Kind: fix, Fixes: 1/, /relay inbox add/]) {
     assert.match(before, option);
@@ -104,6 +117,7 @@ Deno.test("after relay resume, an old HOLD is history: one line, marked, and not
   );
   assert.doesNotMatch(status.stdout, /^ {2}next: /m, "no advice from a cleared HOLD");
   assert.equal(waiting(status.stdout), "task 1 is open: the next poll starts the executor");
+  assert.equal(nextTick(status.stdout, "poll"), "starts the executor for task 1, attempt 2 of 2");
   const json = JSON.parse((await scene.relay(["status", "--json"])).stdout);
   assert.equal(json.holdCleared.by, "resume");
   assert.equal(json.hold, null);

@@ -210,6 +210,30 @@ async function reviewState(
   return `${pr} failed review: a fix brief goes to the executor`;
 }
 
+/**
+ * What the next tick of each kind will do: the ticks' own machines, run dry
+ * (lib/loop/predict.ts). A tick that holds its lock now is what the next one waits for.
+ */
+async function nextTicks(
+  repo: RepoPaths,
+  profile: string | undefined,
+  pollRunning: boolean,
+  reviewLock: string,
+): Promise<{ poll: { effect: string; says: string }; review: { effect: string; says: string } }> {
+  const { predictPoll, predictReview } = await import("../loop/predict.ts");
+  const { lockState } = await import("../state/lock.ts");
+  const busy = (tick: string) => ({
+    effect: "busy",
+    says: `waits: a relay ${tick} is running now (the next one starts when it ends)`,
+  });
+  return {
+    poll: pollRunning ? busy("poll") : await predictPoll(repo, profile),
+    review: (await lockState(reviewLock)).held
+      ? busy("review")
+      : await predictReview(repo, profile),
+  };
+}
+
 export async function status(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("status", args, { json: { type: "boolean" } }, {
     min: 0,
@@ -327,6 +351,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
   else waiting = "idle: nothing open and nothing queued";
   const heldByTick = !hold && (waiting === pollHold || waiting === reviewHold);
+  const next = await nextTicks(repo, ctx.profile, lock.held, state.reviewLock);
   const code = hold || heldByTick || blockers.some((b) => b.hold) ? 3 : problems.length ? 2 : 0;
 
   const data = {
@@ -350,6 +375,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     lastReview,
     holdCleared: cleared,
     waiting,
+    next,
     problems,
     warnings,
   };
@@ -392,6 +418,8 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   console.log(`last poll: ${formatLastTick(lastPoll, cleared)}`);
   console.log(`last review: ${formatLastTick(lastReview, cleared)}`);
   console.log(`\n${waiting}`);
+  console.log(`next poll:   ${next.poll.says}`);
+  console.log(`next review: ${next.review.says}`);
   for (const p of problems) console.log(`problem: ${p}`);
   for (const w of warnings) console.log(w);
   return code;

@@ -41,7 +41,12 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   const { command, repo, ctx } = opts;
   // Read before the tick changes anything: the record names the task it was about.
   const task = await tickSubject(repo.commonDir, repo.root, command);
-  const about = (t: LastTick): LastTick => task === null ? t : { ...t, task };
+  const effects: string[] = [];
+  const about = (t: LastTick): LastTick => ({
+    ...t,
+    ...(task === null ? {} : { task }),
+    ...(effects.length ? { effects } : {}),
+  });
   const previous = await readLastTick(repo.commonDir, command);
   let result: R;
   try {
@@ -50,6 +55,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
       ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
       progress: opts.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
       log: opts.quiet ? silentLog : stderrLog,
+      effects,
     });
   } catch (err) {
     return await ended(opts, about(failedTick(command, err)), previous, err, task);

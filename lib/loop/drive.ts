@@ -42,6 +42,8 @@ export class SideError extends Error {
 export async function drive<S, E extends { kind: string }, F extends Effect>(
   machine: Machine<S, E, F>,
   initial: S,
+  /** Filled with the kind of each effect performed, in order (also when an effect throws). */
+  performed: string[] = [],
 ): Promise<{ state: S; end: Ending }> {
   let state = initial;
   const apply = async (event: E) => {
@@ -54,6 +56,7 @@ export async function drive<S, E extends { kind: string }, F extends Effect>(
     if (!allowed(machine.side, effect)) {
       throw new SideError(`the ${machine.side} side may not perform "${effect.kind}"`);
     }
+    performed.push(effect.kind);
     if (effect.kind === "wait" || effect.kind === "done") return { state, end: effect };
     let event: E | void;
     try {

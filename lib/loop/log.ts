@@ -8,4 +8,6 @@ export interface TickOptions {
   profileFlag?: string;
   progress: Progress;
   log: Log;
+  /** Filled with the effects the tick performs (lib/task/effects.ts), for its record. */
+  effects?: string[];
 }

@@ -85,7 +85,7 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
     briefOpen: briefText !== null && readStatus(briefText) === "OPEN",
     hold: (await readHold(state.hold)) !== null,
   });
-  const { end } = await drive(executorMachine(ctx), initial);
+  const { end } = await drive(executorMachine(ctx), initial, opts.effects);
   return end.result as TickResult;
 }
 

@@ -85,7 +85,7 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
   const mode: PlannerMode = { kind: "tick" };
   try {
     const initial = initialPlanner(mode, (await readHold(state.hold)) !== null);
-    const { end } = await drive(plannerMachine(ctx, mode), initial);
+    const { end } = await drive(plannerMachine(ctx, mode), initial, opts.effects);
     return end.result as ReviewResult;
   } catch (err) {
     // A HOLD from deeper down (the forge refused the merge push) is about the PR's task.

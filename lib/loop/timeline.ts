@@ -189,7 +189,7 @@ export function plannerEntry(
         role: "planner",
         details: {
           result: e.result,
-          reason: e.finding,
+          reason: e.reason,
           ...(e.files.length ? { files: e.files } : {}),
         },
       };

@@ -33,6 +33,8 @@ export interface LastTick {
    * state that lasts (a HOLD, a remote that is down) is one line, not 1,440 a day.
    */
   said?: string;
+  /** The effects the tick performed, in order (lib/task/effects.ts): what `relay status` predicted. */
+  effects?: string[];
 }
 
 /** How often a result that has not changed is said again into cron.log. */
@@ -115,6 +117,9 @@ export async function readLastTick(
   const tick: LastTick = { at: v.at, command, exit: v.exit, result: v.result, message: v.message };
   if (typeof v.task === "number") tick.task = v.task;
   if (typeof v.said === "string") tick.said = v.said;
+  if (Array.isArray(v.effects) && v.effects.every((e) => typeof e === "string")) {
+    tick.effects = v.effects;
+  }
   return tick;
 }
 

@@ -85,7 +85,14 @@ export type PlannerEvent =
   | { kind: "blocked-handed-over"; runId: string; at: string }
   | { kind: "merge-noted"; sha: string; at: string }
   | { kind: "close-noted"; head: string; at: string; reason: string }
-  | { kind: "scope-checked"; result: "PASS" | "REFUSE" | "HUMAN"; finding: string; files: string[] }
+  /** `finding`: the check's name and reason, as a send-back quotes it. */
+  | {
+    kind: "scope-checked";
+    result: "PASS" | "REFUSE" | "HUMAN";
+    finding: string;
+    reason: string;
+    files: string[];
+  }
   | { kind: "review-void"; runId: string; at: string; why: string }
   | { kind: "verdict"; verdict: VerdictRecord }
   | { kind: "review-held"; reason: string; next: string; runId: string }

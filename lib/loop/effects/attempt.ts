@@ -88,6 +88,20 @@ export async function getReady(tick: Tick, s: ExecutorState): Promise<ExecutorEv
   return { kind: "ready", cap: config.attempts, failed, brief: view(brief) };
 }
 
+/** origin/main as of the last fetch; a HOLD that clears by itself when it is missing. */
+export async function requireOriginMain(tick: Tick): Promise<string> {
+  const { config, primary } = ready(tick);
+  const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  if (!originMain) {
+    throw new HoldError(
+      `"${config.remote}/${config.main}" does not exist`,
+      `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
+      { recheck: true },
+    );
+  }
+  return originMain;
+}
+
 /** Preconditions on the primary tree; nothing is changed when one fails. */
 function checkPrimary(tick: Tick): void {
   const { config } = ready(tick);
@@ -159,14 +173,7 @@ export async function prepareAttempt(
     }
 
     await primary.fetch(config.remote);
-    const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
-    if (!originMain) {
-      throw new HoldError(
-        `"${config.remote}/${config.main}" does not exist`,
-        `Push ${config.main} to ${config.remote} first (git push ${config.remote} ${config.main}).`,
-        { recheck: true },
-      );
-    }
+    const originMain = await requireOriginMain(tick);
     await warnUnpublished(tick);
     // A fix works on its PR's branch: not when a person already merged or closed that PR.
     if (brief.kind === "fix") {

@@ -26,7 +26,15 @@ export async function checkScope(tick: PlanContext): Promise<PlannerEvent> {
   const { primary, config } = ready(tick);
   const pr = prOf(tick);
   const head = await primary.resolve(pr.head);
-  if (!head) return { kind: "scope-checked", result: "PASS", finding: "", files: [] };
+  if (!head) {
+    return {
+      kind: "scope-checked",
+      result: "PASS",
+      finding: "",
+      reason: "the head is not here yet: the reviewer looks",
+      files: [],
+    };
+  }
   const scope = await scopeCheck(primary, config, subjectOf(tick).originMain, head);
   if (scope.result === "REFUSE") {
     tick.log.step(`gate for ${pr.id}, before review: ${scope.result} ${scope.reason}`);
@@ -35,6 +43,7 @@ export async function checkScope(tick: PlanContext): Promise<PlannerEvent> {
     kind: "scope-checked",
     result: scope.result === "REFUSE" || scope.result === "HUMAN" ? scope.result : "PASS",
     finding: `${scope.name}: ${scope.reason}`,
+    reason: scope.reason,
     files: scope.files ?? [],
   };
 }

@@ -49,13 +49,27 @@ export async function readSubject(git: Git, originMain: string): Promise<PlanSub
   return { report, brief, task: brief.fixes ?? brief.task, originMain };
 }
 
+/** What `relay status` cannot know without the network. */
+export class Offline extends Error {
+  override name = "Offline";
+}
+
 /** `relay merge` needs no agent: it runs without the operator profile. */
 const NO_PROFILE: Profile = { path: "", roles: {} as Profile["roles"] };
 
-export async function observe(tick: PlanContext, mode: PlannerMode): Promise<PlannerEvent> {
+/**
+ * `offline`: `relay status` looks without fetching, as of the last fetch, and
+ * only where that needs no network (the plain-git forge's records are local).
+ */
+export async function observe(
+  tick: PlanContext,
+  mode: PlannerMode,
+  opts: { offline?: boolean } = {},
+): Promise<PlannerEvent> {
   const config = await loadRepoConfig(tick.repo.root);
   const primary = new Git(tick.repo.root, config.timeouts.networkMs);
-  await primary.fetch(config.remote);
+  if (!opts.offline) await primary.fetch(config.remote);
+  else if (config.forge !== "plain") throw new Offline("the PR is on GitHub");
   const originMain = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
   const seen: Seen = {
     remote: config.remote,

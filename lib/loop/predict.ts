@@ -1,0 +1,130 @@
+/**
+ * What the next tick of each kind will do, for `relay status`: the same
+ * machines the ticks run (lib/loop/poll.ts, lib/loop/review.ts), from the
+ * same records, with the same pure decisions — but every effect that would
+ * change something is where the prediction stops, and the looking is done
+ * offline (no fetch; origin/main as of the last fetch; the plain-git forge's
+ * records are local, a GitHub PR is not). Nothing is written.
+ */
+import { join } from "node:path";
+import { HoldError } from "../errors.ts";
+import type { RepoPaths } from "../git/discover.ts";
+import { silentLog } from "../proc/log.ts";
+import { BRIEF_FILE, statePaths } from "../state/paths.ts";
+import { readJournal } from "../state/journal.ts";
+import { readHold } from "../state/hold.ts";
+import { readTextOrNull } from "../state/json_file.ts";
+import { readStatus } from "../protocol/status_line.ts";
+import type { ExecutorEffect, PlannerEffect } from "../task/effects.ts";
+import { type ExecutorState, initialExecutor } from "../task/executor.ts";
+import { initialPlanner, type PlannerState } from "../task/planner.ts";
+import { sayExecutor, sayPlanner } from "../task/say.ts";
+import { drive, type Machine } from "./drive.ts";
+import { executorMachine } from "./poll.ts";
+import { plannerMachine } from "./review.ts";
+import { getReady, lookForPrsInFlight, requireOriginMain } from "./effects/attempt.ts";
+import { observe, Offline } from "./effects/observe.ts";
+import type { ExecContext, PlanContext } from "./effects/context.ts";
+
+export interface Prediction {
+  /** The effect the next tick performs first that changes something (or wait, done, …). */
+  effect: string;
+  says: string;
+}
+
+/** Where a prediction stops: the first effect that would change something. */
+class Stop<F, S> extends Error {
+  constructor(readonly effect: F, readonly state: S) {
+    super("prediction");
+  }
+}
+
+function dry<S, E extends { kind: string }, F extends ExecutorEffect | PlannerEffect>(
+  machine: Machine<S, E, F>,
+  look: (effect: F, state: S) => Promise<E | void> | null,
+): Machine<S, E, F> {
+  return {
+    ...machine,
+    handle: (effect, state) => {
+      const looked = look(effect as F, state);
+      if (looked === null) throw new Stop(effect, state);
+      return looked;
+    },
+    save: () => Promise.resolve(),
+    onHold: () => Promise.resolve(),
+  };
+}
+
+function unknown(err: unknown): Prediction {
+  if (err instanceof HoldError) return { effect: "hold", says: `stops: ${err.message}` };
+  if (err instanceof Offline) return { effect: "observe", says: `looks first (${err.message})` };
+  return { effect: "unknown", says: `cannot tell: ${(err as Error)?.message ?? err}` };
+}
+
+export async function predictPoll(repo: RepoPaths, profileFlag?: string): Promise<Prediction> {
+  const state = statePaths(repo.commonDir);
+  const ctx: ExecContext = {
+    repo,
+    state,
+    log: silentLog,
+    progress: "quiet",
+    ...(profileFlag !== undefined ? { profileFlag } : {}),
+  };
+  const brief = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  const initial = initialExecutor({
+    run: await readJournal(state.journal),
+    briefOpen: brief !== null && readStatus(brief) === "OPEN",
+    hold: (await readHold(state.hold)) !== null,
+  });
+  const machine = dry(executorMachine(ctx), (effect, s: ExecutorState) => {
+    if (effect.kind === "get-ready") return getReady(ctx, s);
+    if (effect.kind === "look-for-prs-in-flight" && ctx.ready?.config.forge === "plain") {
+      return lookForPrsInFlight(ctx);
+    }
+    return null;
+  });
+  try {
+    const { state: s, end } = await drive(machine, initial);
+    return { effect: end.kind, says: sayExecutor(end, s) };
+  } catch (err) {
+    if (err instanceof Stop) {
+      // The attempt fetches first; as of the last fetch, it would stop where the last one did.
+      if (err.effect.kind === "prepare-attempt") {
+        try {
+          await requireOriginMain(ctx);
+        } catch (hold) {
+          return unknown(hold);
+        }
+      }
+      return { effect: err.effect.kind, says: sayExecutor(err.effect, err.state) };
+    }
+    return unknown(err);
+  }
+}
+
+export async function predictReview(repo: RepoPaths, profileFlag?: string): Promise<Prediction> {
+  const state = statePaths(repo.commonDir);
+  const ctx: PlanContext = {
+    repo,
+    state,
+    log: silentLog,
+    progress: "quiet",
+    ...(profileFlag !== undefined ? { profileFlag } : {}),
+  };
+  const mode = { kind: "tick" as const };
+  const initial = initialPlanner(mode, (await readHold(state.hold)) !== null);
+  const machine = dry(
+    plannerMachine(ctx, mode),
+    (effect, _s: PlannerState) =>
+      effect.kind === "observe" ? observe(ctx, mode, { offline: true }) : null,
+  );
+  try {
+    const { state: s, end } = await drive(machine, initial);
+    return { effect: end.kind, says: sayPlanner(end, s) };
+  } catch (err) {
+    if (err instanceof Stop) {
+      return { effect: err.effect.kind, says: sayPlanner(err.effect, err.state) };
+    }
+    return unknown(err);
+  }
+}

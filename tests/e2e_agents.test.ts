@@ -16,6 +16,7 @@ import {
   originRefs,
   type Scene,
   stateDir,
+  taskRecord,
 } from "./helpers/scene.ts";
 
 const HOLD = 3;
@@ -349,9 +350,9 @@ Deno.test("an agent that hangs is stopped at the turn limit, its work kept, and 
   assert.ok(first?.[1].agentPid, "no archived journal with the agent's pid");
   assert.deepEqual(await groupMembers(first[1].agentPid), []);
 
-  const record = JSON.parse(await Deno.readTextFile(join(stateDir(scene), "tasks", "1.json")));
-  assert.equal(record.attempts.length, 1);
-  assert.equal(record.attempts[0].result, "failed");
+  const round = (await taskRecord(scene)).rounds[0]!;
+  assert.equal(round.attempts.length, 1);
+  assert.equal(round.attempts[0]!.result, "failed");
 
   // Attempt 2 hangs as well: the cap (2) is reached and relay writes the BLOCKED report itself.
   const second = await scene.relay(["poll"], { env });

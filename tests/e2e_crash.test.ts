@@ -11,7 +11,7 @@ import { EXECUTOR_TABLE } from "../lib/task/table.ts";
 import { parseBrief } from "../lib/protocol/brief.ts";
 import { checkReport } from "../lib/protocol/honesty.ts";
 import { parseReport } from "../lib/protocol/report.ts";
-import { brief, exists, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
+import { brief, exists, makeScene, ROOT, type Scene, taskRecord } from "./helpers/scene.ts";
 
 /** Points the tick passes through itself, before and while the agent runs. */
 const FIXED_POINTS = ["after-lock", "after-worktree", "after-prepared", "agent-running"];
@@ -134,9 +134,10 @@ async function crashThenFinish(point: string): Promise<void> {
   const pr = JSON.parse(await Deno.readTextFile(join(state, "prs", "task-1.json")));
   assert.equal(pr.head, head);
   assert.equal(await exists(join(state, "journal.json")), false, "the journal is archived");
-  const record = JSON.parse(await Deno.readTextFile(join(state, "tasks", "1.json")));
-  assert.deepEqual(record.attempts.map((a: { result: string }) => a.result), ["shipped"]);
-  assert.equal(record.receipts.length, 1);
+  const record = await taskRecord(scene);
+  assert.equal(record.version, 2);
+  assert.deepEqual(record.rounds[0]!.attempts.map((a) => a.result), ["shipped"]);
+  assert.equal(record.rounds[0]!.receipts.length, 1);
 
   // And the tick after that is idle and changes nothing.
   const before = await scene.snapshot();

@@ -134,7 +134,7 @@ Deno.test("an agent that plants core.fsmonitor in .git/config gets a HOLD naming
   }
 });
 
-Deno.test("an agent that writes a PASS into .git/relay/reviews gets a HOLD naming the file", async () => {
+Deno.test("an agent that writes a PASS into its task's record under .git/relay gets a HOLD naming the file", async () => {
   await using scene = await makeScene({ agent: "forges-verdict.sh" });
   await openBrief(scene);
   const before = await originRefs(scene);
@@ -143,7 +143,7 @@ Deno.test("an agent that writes a PASS into .git/relay/reviews gets a HOLD namin
   assert.equal(poll.code, HOLD, all(poll));
   assert.match(
     poll.stderr,
-    /relay: HOLD: .*steer git or relay: \.git\/relay\/reviews\/task-1\.json/,
+    /relay: HOLD: .*steer git or relay: \.git\/relay\/tasks\/1\.json/,
   );
   assert.deepEqual(await originRefs(scene), before);
 });
@@ -201,7 +201,7 @@ Deno.test("relay review writes nothing while an executor turn is open", async ()
     env: { FAKE_FAIL_ONCE: join(scene.dir, "fail-once") },
   });
   assert.match(failed.stdout, /sent back — fix brief 2/, all(failed));
-  const record = join(stateDir(scene), "reviews", "task-1.json");
+  const record = join(stateDir(scene), "tasks", "1.json");
   const recordBefore = await Deno.readTextFile(record);
 
   await scene.setAgent("waits.sh");

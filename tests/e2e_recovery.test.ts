@@ -18,6 +18,7 @@ import {
   running,
   type Scene,
   stateDir,
+  taskRecord,
 } from "./helpers/scene.ts";
 
 const HOLD = 3;
@@ -39,10 +40,6 @@ interface HoldFile {
   reason: string;
   next: string;
   runId?: string;
-}
-
-interface TaskFile {
-  attempts: { runId: string; result: string; reason?: string }[];
 }
 
 /** Writes NEXT-STEPS.md in the primary tree as an OPEN feature brief for task 1. */
@@ -191,7 +188,7 @@ Deno.test("an agent orphaned by a killed tick is stopped at its turn limit by a 
     assert.deepEqual(await groupMembers(pid), [], "a process of the orphan's group survived");
     assert.equal(await launches(countFile), 1, "the turn was launched again");
 
-    const record = await readJsonFile<TaskFile>(join(stateDir(scene), "tasks", "1.json"));
+    const record = (await taskRecord(scene)).rounds[0]!;
     assert.deepEqual(record.attempts.map((a) => a.result), ["failed"]);
     assert.match(record.attempts[0]!.reason ?? "", /timed out: limit 6s/);
     // The half-done work is committed on the branch, not lost.
@@ -319,7 +316,7 @@ Deno.test("a HOLD at the push is recorded; status shows it; once the person fixe
   assert.match(pushed, /^Task #1: add the feature$/m);
   assert.match(pushed, /^someone else's commit$/m);
   assert.doesNotMatch(pushed, /revise the feature/);
-  const record = await readJsonFile<TaskFile>(join(stateDir(scene), "tasks", "1.json"));
+  const record = (await taskRecord(scene)).rounds[0]!;
   assert.deepEqual(record.attempts.map((a) => [a.runId, a.result]), [[runId, "shipped"]]);
 });
 

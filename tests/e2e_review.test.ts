@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { brief, makeScene, type Scene } from "./helpers/scene.ts";
+import { brief, makeScene, reviewRecord, type Scene } from "./helpers/scene.ts";
 
 async function queue(scene: Scene, text: string): Promise<void> {
   const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
@@ -66,11 +66,9 @@ Deno.test("a PASS merges the PR server side and promotes the next brief", async 
   // The planner never commits: the promotion is uncommitted in the primary tree.
   assert.match(await scene.out(["status", "--porcelain"]), /NEXT-STEPS\.md/);
   // The verdict is recorded with the head it judged.
-  const record = JSON.parse(
-    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
-  );
-  assert.equal(record.verdicts[0].verdict, "PASS");
-  assert.equal(record.verdicts[0].head, await scene.out(["rev-parse", "origin/task-1"]));
+  const record = await reviewRecord(scene);
+  assert.equal(record.verdicts[0]!.verdict, "PASS");
+  assert.equal(record.verdicts[0]!.head, await scene.out(["rev-parse", "origin/task-1"]));
 
   // A second review tick has nothing to do, and the gate says there is nothing to gate.
   const again = await review(scene);
@@ -196,9 +194,7 @@ Deno.test("main moved only by paperwork between verdict and merge: the PASS stan
   const res = await review(scene);
   assert.equal(res.code, 0, res.stdout + res.stderr);
   assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
-  const record = JSON.parse(
-    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
-  );
+  const record = await reviewRecord(scene);
   assert.equal(record.verdicts.length, 1, "no second review was needed");
 });
 
@@ -221,19 +217,15 @@ Deno.test("main moved by product code that breaks the bar on the merge: WAIT, th
   assert.equal(res.code, 0, res.stdout + res.stderr);
   assert.match(res.stdout, /waiting: .*stale/i);
   assert.doesNotMatch((await originMainSubjects(scene)).join("\n"), /^Merge /m);
-  const record = JSON.parse(
-    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
-  );
-  assert.equal(record.verdicts[0].stale, true);
+  const record = await reviewRecord(scene);
+  assert.equal(record.verdicts[0]!.stale, true);
   // The next tick reviews again; the head still passes on its own, the merge still fails:
   // that is for the executor to fix, so the PR goes back instead of being reviewed every minute.
   const again = await review(scene);
   assert.equal(again.code, 0, again.stdout + again.stderr);
   assert.match(again.stdout, /sent back/);
   assert.match(await scene.read("NEXT-STEPS.md"), /fails on the merge of task-1 with main/);
-  const after = JSON.parse(
-    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
-  );
+  const after = await reviewRecord(scene);
   assert.equal(after.verdicts.length, 2, "a stale PASS triggers a new review");
 });
 
@@ -508,10 +500,8 @@ Deno.test("a fix answered without a new commit is reviewed again, not waited on 
   const res = await review(scene, { FAKE_FAIL_ONCE: failOnce });
   assert.equal(res.code, 0, res.stdout + res.stderr);
   assert.match((await originMainSubjects(scene))[0]!, /^Merge task-1: /);
-  const record = JSON.parse(
-    await Deno.readTextFile(join(scene.work, ".git/relay/reviews/task-1.json")),
-  );
-  assert.deepEqual(record.verdicts.map((v: { verdict: string }) => v.verdict), ["FAIL", "PASS"]);
+  const record = await reviewRecord(scene);
+  assert.deepEqual(record.verdicts.map((v) => v.verdict), ["FAIL", "PASS"]);
 });
 
 Deno.test("a SHIPPED report on a branch with no new commit is not mistaken for a merge: the gate sends it back", async () => {

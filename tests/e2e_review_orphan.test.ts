@@ -13,6 +13,7 @@ import {
   exists,
   makeScene,
   REVIEWERS,
+  reviewRecord,
   running,
   type Scene,
   stateDir,
@@ -83,8 +84,8 @@ async function readJournal(scene: Scene): Promise<ReviewJournalFile> {
   return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "review-journal.json")));
 }
 
-async function readReviewRecord(scene: Scene): Promise<ReviewFile> {
-  return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "reviews", "task-1.json")));
+function readReviewRecord(scene: Scene): Promise<ReviewFile> {
+  return reviewRecord(scene);
 }
 
 async function originMainSubject(scene: Scene): Promise<string> {

@@ -18,7 +18,8 @@ import { Git } from "../lib/git/git.ts";
 import { writeReport } from "../lib/protocol/report.ts";
 import type { Evidence } from "../lib/protocol/types.ts";
 import { statePaths } from "../lib/state/paths.ts";
-import { type ReviewRecord, type VerdictRecord, writeReview } from "../lib/state/reviews.ts";
+import type { ReviewRecord, VerdictRecord } from "../lib/state/reviews.ts";
+import { writeReview } from "../lib/state/tasks.ts";
 import { brief, makeScene, type Scene } from "./helpers/scene.ts";
 
 /** Passes while src/app.txt and src/feature-1.txt are both tracked. */
@@ -114,7 +115,7 @@ function verdict(head: string, main: string, extra: Partial<VerdictRecord> = {})
 
 async function recordVerdicts(scene: Scene, verdicts: VerdictRecord[]): Promise<void> {
   const record: ReviewRecord = { task: 1, branch: "task-1", verdicts, voids: [], fixes: [] };
-  await writeReview(statePaths(join(scene.work, ".git")).reviews, record);
+  await writeReview(statePaths(join(scene.work, ".git")), record);
 }
 
 async function openPr(git: Git, scene: Scene, branch: string, head: string): Promise<void> {

@@ -5,6 +5,7 @@ import { BRIEF_FILE, CONFIG_FILE, REPORT_FILE, statePaths } from "../state/paths
 import { currentBranch, operationInProgress, type RepoPaths } from "../git/discover.ts";
 import type { LastTick } from "../state/last_tick.ts";
 import type { Step } from "../state/journal.ts";
+import type { RecordDirs } from "../state/tasks.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
   try {
@@ -167,13 +168,14 @@ function blockedLine(subject: string, tick: "poll" | "review", blockers: Blocker
 
 /** Where the reviewer side stands on the reported task, in one line. */
 async function reviewState(
-  dir: string,
+  dirs: RecordDirs,
   task: number,
   report: { task: number; outcome: string; head: string; pr: string },
   queued: number,
 ): Promise<string> {
-  const { readReview, verdictFor } = await import("../state/reviews.ts");
-  const record = await readReview(dir, task, "");
+  const { verdictFor } = await import("../state/reviews.ts");
+  const { readReview } = await import("../state/tasks.ts");
+  const record = await readReview(dirs, task, "");
   const pr = report.pr ? `PR ${report.pr}` : "the branch";
   if (record.merged) {
     return `task ${task} is merged (${record.merged.sha.slice(0, 12)}, by ${record.merged.by})${
@@ -246,7 +248,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const { lockState } = await import("../state/lock.ts");
   const { readJournal } = await import("../state/journal.ts");
   const { readHold } = await import("../state/hold.ts");
-  const { readTaskRecord, failedAttempts } = await import("../state/tasks.ts");
+  const { readRound, failedAttempts } = await import("../state/tasks.ts");
   const { listInbox } = await import("../loop/inbox.ts");
   const { briefDigest } = await import("../protocol/brief_write.ts");
   const { formatLastTick, isCurrentTick, readHoldCleared, readLastTick } = await import(
@@ -283,9 +285,9 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const hold = await readHold(state.hold);
   let attempts = null;
   if (brief) {
-    const record = await readTaskRecord(state.tasks, brief.task);
+    const round = await readRound(state, brief);
     const hash = await briefDigest(brief);
-    attempts = { failed: failedAttempts(record, hash), total: record.attempts.length };
+    attempts = { failed: failedAttempts(round, hash), total: round.attempts.length };
   }
 
   const blockers = await preflight(
@@ -345,7 +347,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
       : reviewHold
       ? reviewHold
-      : `${await reviewState(state.reviews, brief.fixes ?? brief.task, report, inbox.length)}${
+      : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length)}${
         failed ? `; but ${failed}` : ""
       }`;
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;

@@ -12,7 +12,7 @@ import type { Git } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
-import { readReview } from "../state/reviews.ts";
+import { readReview } from "../state/tasks.ts";
 import type { GateInput } from "./gate.ts";
 import { revalidateOnMerge } from "./revalidate.ts";
 
@@ -133,7 +133,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
 
   const owner = /^task-(\d+)$/.exec(report.branch);
   const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
-  const review = await readReview(statePaths(opts.commonDir).reviews, reviewTask, report.branch);
+  const review = await readReview(statePaths(opts.commonDir), reviewTask, report.branch);
 
   const input: GateInput = {
     git,

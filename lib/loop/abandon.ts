@@ -23,7 +23,7 @@ export async function abandonRun(
   const text = await readTextOrNull(path);
   if (text !== null) {
     const brief = parseBrief(text, path);
-    await recordAttempt(state.tasks, journal.task, {
+    await recordAttempt(state, brief, {
       runId: journal.runId,
       brief: await briefDigest(brief),
       started: journal.runId,

@@ -17,7 +17,7 @@ import { clearHold, readHold } from "../state/hold.ts";
 import { recordHoldCleared } from "../state/last_tick.ts";
 import { tryLock } from "../state/lock.ts";
 import { BRIEF_FILE, statePaths } from "../state/paths.ts";
-import { readReview, writeReview } from "../state/reviews.ts";
+import { readReview, writeReview } from "../state/tasks.ts";
 import { promoteNext } from "./promote.ts";
 import { abandonRun } from "./abandon.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
@@ -75,9 +75,9 @@ export async function closeTask(
     );
   }
 
-  const record = await readReview(state.reviews, task, branch);
+  const record = await readReview(state, task, branch);
   record.closed = { head: pr.head, at: new Date().toISOString(), reason };
-  await writeReview(state.reviews, record);
+  await writeReview(state, record);
 
   const path = join(repo.root, BRIEF_FILE);
   const text = await Deno.readTextFile(path).catch(() => null);

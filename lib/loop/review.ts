@@ -15,7 +15,7 @@ import { HoldError } from "../errors.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
 import { readHold } from "../state/hold.ts";
-import { writeReview } from "../state/reviews.ts";
+import { writeReview } from "../state/tasks.ts";
 import type { GateDecision } from "../gate/gate.ts";
 import type { PlannerEffect } from "../task/effects.ts";
 import {
@@ -131,7 +131,7 @@ export function plannerMachine(
       // What was read is not written back: a review that only looks changes nothing.
       if (event.kind === "observed") return;
       if (after.record && after.record !== before.record) {
-        await writeReview(ctx.state.reviews, after.record);
+        await writeReview(ctx.state, after.record);
       }
       const entry = plannerEntry(before, after, event);
       const log = timeline(ctx);

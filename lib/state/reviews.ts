@@ -1,11 +1,9 @@
 /**
- * Review records under `.git/relay/reviews/task-<n>.json`: every verdict with
- * the PR head and the trees it judged, revalidations of a PASS after main
- * moved, and what the planner did with it. The gate reads these; so does
+ * The planner's part of a task's record (lib/state/tasks.ts): every verdict
+ * with the PR head and the trees it judged, revalidations of a PASS after
+ * main moved, and what the planner did with it. The gate reads it; so does
  * `relay status`.
  */
-import { join } from "node:path";
-import { readJson, writeJson } from "./json_file.ts";
 
 export type Severity = "blocker" | "major" | "minor";
 
@@ -47,19 +45,6 @@ export interface ReviewRecord {
   closed?: { head: string; at: string; reason: string };
   /** The last gate decision that routed this PR to a person. */
   human?: { head: string; at: string; files: string[] };
-}
-
-export function reviewPath(dir: string, task: number): string {
-  return join(dir, `task-${task}.json`);
-}
-
-export async function readReview(dir: string, task: number, branch: string): Promise<ReviewRecord> {
-  return (await readJson<ReviewRecord>(reviewPath(dir, task))) ??
-    { task, branch, verdicts: [], voids: [], fixes: [] };
-}
-
-export async function writeReview(dir: string, record: ReviewRecord): Promise<void> {
-  await writeJson(reviewPath(dir, record.task), record);
 }
 
 /** The newest verdict for exactly this head, if any. */

@@ -1,11 +1,28 @@
 /**
- * Per-task records under `.git/relay/tasks/<n>.json`: every attempt and a
- * receipt for each stage a task passes. Part 1 writes the `implementation`
- * stage; review, finish, polish, docs, security and acceptance add their own
- * receipts to the same list later.
+ * One record per task, across its fix rounds: `.git/relay/tasks/<n>.json`.
+ *
+ * A fix brief keeps the protocol's own `Task:` number and points back with
+ * `Fixes: <n>`; here it is a round of task n. Each round holds the attempts
+ * at its brief and a receipt per stage it passed; the review part (verdicts,
+ * voids, fix briefs sent, merge or close) is the planner's.
+ *
+ * The record is versioned and validated on every read (zod, loaded lazily:
+ * the idle tick never reads one). Version 1 was two files — `tasks/<n>.json`
+ * per brief (attempts, receipts) and `reviews/task-<n>.json` per PR — and is
+ * migrated on read: the fix briefs' own files become rounds. The old files
+ * are left where they were; the next write puts the whole task in one file.
+ *
+ * Writes are atomic (temp file, rename) and go through one short lock, so the
+ * poll (attempts, receipts) and the review tick (the review part) never lose
+ * each other's update.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { InputError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
+import { waitLock } from "./lock.ts";
+import type { ReviewRecord } from "./reviews.ts";
+
+export const TASK_RECORD_VERSION = 2;
 
 export type Stage =
   | "plan"
@@ -38,44 +55,291 @@ export interface Receipt {
   detail?: string;
 }
 
-export interface TaskRecord {
-  task: number;
+/** One brief's work on the task: the first brief is round 1, each fix brief the next. */
+export interface Round {
+  round: number;
+  /** The brief's own Task number. */
+  brief: number;
   attempts: Attempt[];
   receipts: Receipt[];
+}
+
+export interface TaskRecord {
+  version: typeof TASK_RECORD_VERSION;
+  task: number;
+  rounds: Round[];
+  /** The planner's part; null until the task's PR is first looked at. */
+  review: ReviewRecord | null;
+}
+
+/** Where relay's records live (StatePaths has both). */
+export interface RecordDirs {
+  tasks: string;
+  reviews: string;
+}
+
+/** A brief as far as the records care: its number, and the task it fixes. */
+export interface BriefRef {
+  task: number;
+  fixes?: number | undefined;
+}
+
+/** The task a brief's work belongs to: a fix brief's is the task whose PR it fixes. */
+export function ownerOf(brief: BriefRef): number {
+  return brief.fixes ?? brief.task;
 }
 
 export function taskRecordPath(tasksDir: string, task: number): string {
   return join(tasksDir, `${task}.json`);
 }
 
-export async function readTaskRecord(tasksDir: string, task: number): Promise<TaskRecord> {
-  return (await readJson<TaskRecord>(taskRecordPath(tasksDir, task))) ??
-    { task, attempts: [], receipts: [] };
+/** Version 1's review file, read only to migrate it. */
+export function legacyReviewPath(reviewsDir: string, task: number): string {
+  return join(reviewsDir, `task-${task}.json`);
+}
+
+const FIX = "move the file aside (relay starts the task's record afresh) and rerun";
+
+/** The task's record: validated, migrated from version 1 when that is what is on disk. */
+export async function readTask(dirs: RecordDirs, task: number): Promise<TaskRecord> {
+  const path = taskRecordPath(dirs.tasks, task);
+  const raw = await readJson<Record<string, unknown>>(path);
+  if (raw !== null && raw.version !== undefined) {
+    if (raw.version !== TASK_RECORD_VERSION) {
+      throw new InputError(
+        { file: path, key: "version" },
+        `the task record is version ${
+          JSON.stringify(raw.version)
+        }; this relay reads version ${TASK_RECORD_VERSION}`,
+        "run the relay that wrote it, or " + FIX,
+      );
+    }
+    return await validate(path, raw, "v2") as TaskRecord;
+  }
+  return await migrate(dirs, task, raw === null ? null : path);
+}
+
+/** Version 1 on disk (or nothing): the brief's file, its review file, its fix briefs' files. */
+async function migrate(dirs: RecordDirs, task: number, v1Path: string | null): Promise<TaskRecord> {
+  const first = v1Path ? await readV1(v1Path) : null;
+  const reviewPath = legacyReviewPath(dirs.reviews, task);
+  const rawReview = await readJson<unknown>(reviewPath);
+  const review = rawReview === null
+    ? null
+    : await validate(reviewPath, rawReview, "review") as ReviewRecord;
+  const rounds: Round[] = [];
+  if (first) rounds.push({ round: 1, brief: task, ...first });
+  for (const fix of review?.fixes ?? []) {
+    const path = taskRecordPath(dirs.tasks, fix.task);
+    const raw = await readJson<Record<string, unknown>>(path);
+    // A fix brief's own version-1 file; a version-2 file of that number is a task of its own.
+    const own = raw !== null && raw.version === undefined ? await readV1(path) : null;
+    if (!rounds.length) rounds.push({ round: 1, brief: task, attempts: [], receipts: [] });
+    rounds.push({
+      round: rounds.length + 1,
+      brief: fix.task,
+      ...(own ?? { attempts: [], receipts: [] }),
+    });
+  }
+  return { version: TASK_RECORD_VERSION, task, rounds, review };
+}
+
+async function readV1(path: string): Promise<Pick<Round, "attempts" | "receipts">> {
+  const raw = await readJson<unknown>(path);
+  const v1 = await validate(path, raw, "v1") as Pick<Round, "attempts" | "receipts">;
+  return { attempts: v1.attempts, receipts: v1.receipts };
+}
+
+/**
+ * Reads, changes and writes the task's record under the records lock. `change`
+ * edits the record in place; what it returns is passed through.
+ */
+export async function updateTask<T>(
+  dirs: RecordDirs,
+  task: number,
+  change: (record: TaskRecord) => T,
+): Promise<T> {
+  // Beside the records, not among them: the turn guard watches tasks/ for changes.
+  const path = join(dirname(dirs.tasks), "records.lock");
+  await using lock = await waitLock(path, "record", { waitMs: 30_000, everyMs: 20 });
+  if (!lock) throw new Error(`Cannot update task ${task}'s record: ${path} stayed locked for 30s`);
+  const record = await readTask(dirs, task);
+  const out = change(record);
+  await writeJson(taskRecordPath(dirs.tasks, task), record);
+  return out;
+}
+
+/** The round of this brief, added (as the next round) when it has none yet. */
+export function roundOf(record: TaskRecord, brief: number): Round {
+  let round = record.rounds.find((r) => r.brief === brief);
+  if (!round) {
+    round = { round: record.rounds.length + 1, brief, attempts: [], receipts: [] };
+    record.rounds.push(round);
+  }
+  return round;
+}
+
+/** A brief's round as it is on disk (empty when it has none): nothing is written. */
+export async function readRound(dirs: RecordDirs, brief: BriefRef): Promise<Round> {
+  const record = await readTask(dirs, ownerOf(brief));
+  return record.rounds.find((r) => r.brief === brief.task) ??
+    { round: record.rounds.length + 1, brief: brief.task, attempts: [], receipts: [] };
 }
 
 /** Records an attempt once (by run id), so a resumed tick never counts it twice. */
-export async function recordAttempt(
-  tasksDir: string,
-  task: number,
-  attempt: Attempt,
-): Promise<TaskRecord> {
-  const record = await readTaskRecord(tasksDir, task);
-  const i = record.attempts.findIndex((a) => a.runId === attempt.runId);
-  if (i === -1) record.attempts.push(attempt);
-  else record.attempts[i] = attempt;
-  await writeJson(taskRecordPath(tasksDir, task), record);
-  return record;
+export function recordAttempt(dirs: RecordDirs, brief: BriefRef, attempt: Attempt): Promise<Round> {
+  return updateTask(dirs, ownerOf(brief), (record) => {
+    const round = roundOf(record, brief.task);
+    const i = round.attempts.findIndex((a) => a.runId === attempt.runId);
+    if (i === -1) round.attempts.push(attempt);
+    else round.attempts[i] = attempt;
+    return structuredClone(round);
+  });
 }
 
-export async function addReceipt(tasksDir: string, task: number, receipt: Receipt): Promise<void> {
-  const record = await readTaskRecord(tasksDir, task);
-  if (!record.receipts.some((r) => r.runId === receipt.runId && r.stage === receipt.stage)) {
-    record.receipts.push(receipt);
-    await writeJson(taskRecordPath(tasksDir, task), record);
-  }
+export function addReceipt(dirs: RecordDirs, brief: BriefRef, receipt: Receipt): Promise<void> {
+  return updateTask(dirs, ownerOf(brief), (record) => {
+    const round = roundOf(record, brief.task);
+    if (!round.receipts.some((r) => r.runId === receipt.runId && r.stage === receipt.stage)) {
+      round.receipts.push(receipt);
+    }
+  });
 }
 
 /** Failed attempts at this version of the brief. */
-export function failedAttempts(record: TaskRecord, briefHash: string): number {
-  return record.attempts.filter((a) => a.brief === briefHash && a.result === "failed").length;
+export function failedAttempts(round: Pick<Round, "attempts">, briefHash: string): number {
+  return round.attempts.filter((a) => a.brief === briefHash && a.result === "failed").length;
+}
+
+/** The review part of task `task`'s record, or a fresh one for its branch. */
+export async function readReview(
+  dirs: RecordDirs,
+  task: number,
+  branch: string,
+): Promise<ReviewRecord> {
+  return (await readTask(dirs, task)).review ??
+    { task, branch, verdicts: [], voids: [], fixes: [] };
+}
+
+/**
+ * Replaces the review part of its task's record, and gives each verdict its
+ * `review` receipt in the round of the brief whose report it judged. The
+ * executor's attempts and receipts are left as they are.
+ */
+export function writeReview(dirs: RecordDirs, review: ReviewRecord): Promise<void> {
+  return updateTask(dirs, review.task, (record) => {
+    record.review = review;
+    for (const v of review.verdicts) {
+      const round = roundOf(record, v.reportTask);
+      if (round.receipts.some((r) => r.stage === "review" && r.runId === v.runId)) continue;
+      round.receipts.push({
+        stage: "review",
+        runId: v.runId,
+        at: v.at,
+        result: v.verdict,
+        head: v.head,
+        tree: v.tree,
+        base: v.main,
+        detail: `${v.findings.length} finding(s)`,
+      });
+    }
+  });
+}
+
+type Shape = "v1" | "v2" | "review";
+const schemas = new Map<Shape, { safeParse(v: unknown): SafeParse }>();
+type SafeParse =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+
+/** Checks a record's shape, naming the file and the key that is wrong. */
+async function validate(path: string, value: unknown, shape: Shape): Promise<unknown> {
+  const schema = schemas.get(shape) ?? (await buildSchemas()).get(shape)!;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const key = issue.path.map(String).join(".");
+  throw new InputError(
+    { file: path, ...(key ? { key } : {}) },
+    `relay's task record is not valid: ${issue.message}`,
+    FIX,
+  );
+}
+
+async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeParse }>> {
+  const { z } = await import("zod");
+  const attempt = z.object({
+    runId: z.string(),
+    brief: z.string(),
+    started: z.string(),
+    result: z.enum(["shipped", "failed", "blocked"]),
+    reason: z.string().optional(),
+  });
+  const receipt = z.object({
+    stage: z.enum([
+      "plan",
+      "implementation",
+      "review",
+      "finish",
+      "polish",
+      "docs",
+      "security",
+      "acceptance",
+    ]),
+    runId: z.string(),
+    at: z.string(),
+    result: z.string(),
+    head: z.string().optional(),
+    tree: z.string().optional(),
+    base: z.string().optional(),
+    detail: z.string().optional(),
+  });
+  const finding = z.object({ severity: z.enum(["blocker", "major", "minor"]), text: z.string() });
+  const task = z.number().int().positive();
+  const review = z.object({
+    task,
+    branch: z.string(),
+    verdicts: z.array(z.object({
+      runId: z.string(),
+      at: z.string(),
+      reportTask: task,
+      head: z.string(),
+      tree: z.string(),
+      main: z.string(),
+      verdict: z.enum(["PASS", "FAIL"]),
+      findings: z.array(finding),
+      stale: z.boolean().optional(),
+      revalidations: z.array(z.object({
+        main: z.string(),
+        mergeTree: z.string(),
+        passed: z.boolean(),
+        at: z.string(),
+      })).optional(),
+    })),
+    voids: z.array(z.object({ runId: z.string(), at: z.string(), why: z.string() })),
+    fixes: z.array(z.object({ task, at: z.string(), head: z.string() })),
+    merged: z.object({
+      sha: z.string(),
+      at: z.string(),
+      by: z.enum(["relay", "out-of-band"]),
+    }).optional(),
+    closed: z.object({ head: z.string(), at: z.string(), reason: z.string() }).optional(),
+    human: z.object({ head: z.string(), at: z.string(), files: z.array(z.string()) }).optional(),
+  });
+  const v1 = z.object({ attempts: z.array(attempt), receipts: z.array(receipt).default([]) });
+  const v2 = z.object({
+    version: z.literal(TASK_RECORD_VERSION),
+    task,
+    rounds: z.array(z.object({
+      round: z.number().int().positive(),
+      brief: task,
+      attempts: z.array(attempt),
+      receipts: z.array(receipt),
+    })),
+    review: review.nullable(),
+  });
+  schemas.set("v1", v1);
+  schemas.set("v2", v2);
+  schemas.set("review", review);
+  return schemas;
 }

@@ -1,7 +1,7 @@
 /**
  * The planner's side of a task, as pure functions: what the review tick (and
  * `relay merge`) does next, from what it observed and the review record
- * (`.git/relay/reviews/task-<n>.json`: verdicts, voids, fix rounds, merge).
+ * (the review part of `.git/relay/tasks/<n>.json`: verdicts, voids, fix rounds, merge).
  * `reduce` folds a fact into the state, including the record the driver then
  * saves; `next` names the one effect. The phases and the facts that move them
  * are the table in lib/task/table.ts.
@@ -516,7 +516,7 @@ function sendBack(s: PlannerState, findings: Finding[], why: string): PlannerEff
       reason:
         `task ${task} was sent back ${record.fixes.length} time(s) and still does not pass (${why.trim()})`,
       next:
-        `Read the findings in .git/relay/reviews/task-${task}.json and the report on main. Either fix ${pr.branch} by hand and queue a fix brief (Kind: fix, Fixes: ${task}, Branch: ${pr.branch}), then run "relay resume"; or give up with relay close ${task} --reason "…" (closes ${pr.id} unmerged, promotes the next brief, clears this HOLD).`,
+        `Read the findings (relay show ${task}) and the report on main. Either fix ${pr.branch} by hand and queue a fix brief (Kind: fix, Fixes: ${task}, Branch: ${pr.branch}), then run "relay resume"; or give up with relay close ${task} --reason "…" (closes ${pr.id} unmerged, promotes the next brief, clears this HOLD).`,
     };
   }
   return { kind: "send-back", findings, why };

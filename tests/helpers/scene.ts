@@ -7,6 +7,9 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
+import type { TaskRecord } from "../../lib/state/tasks.ts";
+import type { ReviewRecord } from "../../lib/state/reviews.ts";
 
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 export const AGENTS = join(ROOT, "tests", "fixtures", "agents");
@@ -258,6 +261,18 @@ export function all(res: RelayResult): string {
 /** relay's state folder in the scene's primary clone. */
 export function stateDir(scene: Scene): string {
   return join(scene.work, ".git", "relay");
+}
+
+/** Task `task`'s record as relay wrote it (`.git/relay/tasks/<n>.json`, lib/state/tasks.ts). */
+export async function taskRecord(scene: Scene, task = 1): Promise<TaskRecord> {
+  return JSON.parse(await Deno.readTextFile(join(stateDir(scene), "tasks", `${task}.json`)));
+}
+
+/** The review part of task `task`'s record; it must be there. */
+export async function reviewRecord(scene: Scene, task = 1): Promise<ReviewRecord> {
+  const review = (await taskRecord(scene, task)).review;
+  assert.ok(review, `task ${task}'s record has no review part`);
+  return review;
 }
 
 /** How many lines of a fake agent's count file start with `prefix` (0 when the file is missing). */

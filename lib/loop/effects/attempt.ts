@@ -17,11 +17,10 @@ import { requireProgram } from "../../agents/which.ts";
 import { LOCK_WAIT_MS, lockHolder, waitLock } from "../../state/lock.ts";
 import { anchorRef, BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
 import type { Journal } from "../../state/journal.ts";
-import { failedAttempts, readTaskRecord } from "../../state/tasks.ts";
+import { failedAttempts, readReview, readRound } from "../../state/tasks.ts";
 import { failpoint } from "../../state/failpoint.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
-import { readReview } from "../../state/reviews.ts";
 import { fileHash } from "../../proc/hash.ts";
 import { copyRedacted } from "../../proc/redact.ts";
 import { executorForge as chooseExecutorForge } from "../../forge/executor_forge.ts";
@@ -75,10 +74,7 @@ export async function getReady(tick: Tick, s: ExecutorState): Promise<ExecutorEv
     brief = parseBrief(text ?? "", BRIEF_FILE);
   }
   tick.brief = brief;
-  const failed = failedAttempts(
-    await readTaskRecord(tick.state.tasks, brief.task),
-    await briefDigest(brief),
-  );
+  const failed = failedAttempts(await readRound(tick.state, brief), await briefDigest(brief));
   if (!s.run && failed >= config.attempts) {
     // The cap was reached but the BLOCKED paperwork never landed: finish it now.
     tick.log.step(
@@ -270,17 +266,15 @@ async function settledOutOfBand(
   // settled (to go on from its work) is theirs to run.
   if (brief.fixes === undefined) return null;
   const { primary, config } = ready(tick);
-  const record = await readReview(tick.state.reviews, brief.fixes, brief.branch);
+  const record = await readReview(tick.state, brief.fixes, brief.branch);
   if (!record.fixes.some((f) => f.task === brief.task)) return null;
   const state = await executorForge(tick).settled(brief.branch);
   if (state) return `the PR for ${brief.branch} was ${state} before this fix ran`;
   const head = await primary.resolve(`refs/remotes/${config.remote}/${brief.branch}`) ??
     await primary.resolve(`refs/heads/${brief.branch}`);
   if (!head) return null;
-  // The receipts that may name the head's starting point: the task and every fix since.
-  const from = brief.fixes ?? brief.task;
-  const tasks = Array.from({ length: Math.max(1, brief.task - from + 1) }, (_, i) => from + i);
-  if (!(await mergedIntoMain(primary, head, originMain, tick.state.tasks, tasks))) return null;
+  // The receipts that may name the head's starting point: any round of the PR's task.
+  if (!(await mergedIntoMain(primary, head, originMain, tick.state, brief.fixes))) return null;
   return `${brief.branch} at ${
     head.slice(0, 12)
   } is already in ${config.remote}/${config.main} (merged outside relay) before this fix ran`;

@@ -63,7 +63,7 @@ export async function recordFailure(tick: Tick, s: ExecutorState): Promise<Execu
   const journal = s.run!;
   const briefHash = await briefDigest(brief);
   const reason = journal.failure ?? "unknown";
-  const record = await recordAttempt(tick.state.tasks, brief.task, {
+  const record = await recordAttempt(tick.state, brief, {
     runId: journal.runId,
     brief: briefHash,
     started: journal.runId,

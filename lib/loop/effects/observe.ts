@@ -15,7 +15,7 @@ import { parseReport } from "../../protocol/report.ts";
 import { readStatus } from "../../protocol/status_line.ts";
 import { BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
-import { readReview } from "../../state/reviews.ts";
+import { readReview } from "../../state/tasks.ts";
 import { plannerForge } from "../../forge/planner_forge.ts";
 import type { PlannerEvent, PlannerMode, Seen } from "../../task/planner.ts";
 import { firstMerged } from "../merged.ts";
@@ -98,7 +98,7 @@ export async function observe(
     report: { task: report.task, outcome: report.outcome, head: report.head },
     brief: { task: brief.task, title: brief.title, branch: brief.branch },
   };
-  const record = await readReview(tick.state.reviews, subject.task, brief.branch);
+  const record = await readReview(tick.state, subject.task, brief.branch);
   seen.journal = (await readTextOrNull(tick.state.journal)) !== null;
   // What the decisions below need, and no more: a journaled attempt or a BLOCKED report
   // stops the tick before any forge call.
@@ -126,8 +126,8 @@ export async function observe(
         ...record.verdicts.map((v) => v.head),
       ],
       originMain!,
-      tick.state.tasks,
-      [subject.task, report.task, ...record.fixes.map((f) => f.task)],
+      tick.state,
+      subject.task,
     );
   if (seen.mergedHead !== null && seen.mergedHead !== pr.head && !record.merged) {
     seen.prHeadInMain = await primary.isAncestor(pr.head, originMain!);

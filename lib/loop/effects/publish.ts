@@ -116,7 +116,7 @@ export async function finishAttempt(tick: Tick, s: ExecutorState): Promise<Execu
   const journal = s.run!;
   const report = await runReport(tick, journal);
   const outcome = report.outcome;
-  await recordAttempt(tick.state.tasks, brief.task, {
+  await recordAttempt(tick.state, brief, {
     runId: journal.runId,
     brief: await briefDigest(brief),
     started: journal.runId,
@@ -124,7 +124,7 @@ export async function finishAttempt(tick: Tick, s: ExecutorState): Promise<Execu
     ...(journal.failure ? { reason: journal.failure } : {}),
   });
   const wt = new Git(journal.worktree, config.timeouts.networkMs);
-  await addReceipt(tick.state.tasks, brief.task, {
+  await addReceipt(tick.state, brief, {
     stage: "implementation",
     runId: journal.runId,
     at: new Date().toISOString(),

@@ -13,7 +13,7 @@ import type { Brief, Evidence, Report } from "../../protocol/types.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
 import type { Journal } from "../../state/journal.ts";
 import { readJson, readTextOrNull, writeJson } from "../../state/json_file.ts";
-import { readTaskRecord } from "../../state/tasks.ts";
+import { readRound } from "../../state/tasks.ts";
 import { fileHash } from "../../proc/hash.ts";
 import { copyRedacted } from "../../proc/redact.ts";
 import { runBar, truncateOutput } from "../../bar/run.ts";
@@ -113,7 +113,7 @@ export async function runReport(tick: ExecContext, journal: Journal): Promise<Re
     const own = await readAgentReport(runDir, brief);
     report = own.report && !own.problem && own.report.outcome === "BLOCKED"
       ? own.report
-      : blockedReport(brief, journal, await readTaskRecord(tick.state.tasks, brief.task));
+      : blockedReport(brief, journal, await readRound(tick.state, brief));
   }
   report.task = brief.task;
   report.branch = brief.branch;

@@ -12,7 +12,7 @@ import { executorPrompt } from "../../agents/prompt.ts";
 import { orphanTurn, roleTimeoutMs, startTurn } from "../../agents/turn.ts";
 import { runDemoAgent } from "../../agents/demo.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
-import { readTaskRecord } from "../../state/tasks.ts";
+import { readRound } from "../../state/tasks.ts";
 import { failpoint } from "../../state/failpoint.ts";
 import type { ExecutorEvent, ExecutorState } from "../../task/executor.ts";
 import { journaledAgent } from "../orphan.ts";
@@ -32,7 +32,7 @@ export async function runExecutorTurn(
   const reportPath = join(journal.worktree, REPORT_FILE);
   const timeoutMs = roleTimeoutMs(spec, config.timeouts.agentMs);
   const briefHash = await briefDigest(brief);
-  const previousFailures = (await readTaskRecord(tick.state.tasks, brief.task)).attempts
+  const previousFailures = (await readRound(tick.state, brief)).attempts
     .filter((a) => a.brief === briefHash && a.result === "failed" && a.runId !== journal.runId)
     .map((a) => a.reason ?? "unknown");
   tick.log.step(

@@ -39,7 +39,7 @@ const PLANNER_ONLY = [
   /^lib\/loop\/review\.ts$/,
   // The planner's effect handlers: observing, the reviewer's turn, the gate and the merge,
   // send-backs, promotion.
-  /^lib\/loop\/effects\/(observe|review_turn|gate|verdicts|promotion)\.ts$/,
+  /^lib\/loop\/effects\/(observe|review_turn|review_checkout|gate|verdicts|promotion)\.ts$/,
   /^lib\/gate\//,
 ];
 

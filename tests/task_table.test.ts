@@ -21,12 +21,12 @@ import {
   classify,
   type GateDecision,
   initialPlanner,
-  nextPlanner,
   type PlannerEvent,
   type PlannerState,
   reducePlanner,
   type Seen,
 } from "../lib/task/planner.ts";
+import { nextPlanner } from "../lib/task/planner_next.ts";
 import { NoTransition, PLANNER_PHASES, type PlannerPhase } from "../lib/task/table.ts";
 import { drive } from "../lib/loop/drive.ts";
 

@@ -8,7 +8,7 @@
  * merges through the gate (PASS) or writes a fix brief (FAIL). The planner
  * never commits: the promotion and fix briefs it writes are left uncommitted
  * for the executor's next paperwork commit. The decisions are
- * lib/task/planner.ts (pure); the effects are the handlers in
+ * lib/task/planner.ts and planner_next.ts (pure); the effects are the handlers in
  * lib/loop/effects/; lib/loop/drive.ts runs the one between the other.
  */
 import { HoldError } from "../errors.ts";
@@ -20,12 +20,12 @@ import type { GateDecision } from "../gate/gate.ts";
 import type { PlannerEffect } from "../task/effects.ts";
 import {
   initialPlanner,
-  nextPlanner,
   type PlannerEvent,
   type PlannerMode,
   type PlannerState,
   reducePlanner,
 } from "../task/planner.ts";
+import { nextPlanner } from "../task/planner_next.ts";
 import { drive, type Machine } from "./drive.ts";
 import type { PlanContext } from "./effects/context.ts";
 import { observe } from "./effects/observe.ts";

@@ -8,7 +8,7 @@
  *
  * A row is (from, fact) → to. A fact that has no row in the state it arrives
  * in is a bug, and throws: nothing moves on a guess. `next` (executor.ts,
- * planner.ts) names the effect each state asks for.
+ * planner_next.ts) names the effect each state asks for.
  */
 import type { Journal, Step } from "../state/journal.ts";
 import type { PlannerEvent, PlannerState } from "./planner.ts";

@@ -1,0 +1,183 @@
+/**
+ * The reviewer's disposable checkout: the reviewer and the worktrees an
+ * interrupted tick left behind, the snapshot of what a reviewer must not
+ * change, and how a turn that changed it anyway is thrown away without
+ * destroying anything (its work kept under refs/relay/void/). The turn itself
+ * is review_turn.ts.
+ */
+import { Git } from "../../git/git.ts";
+import { orphanTurn } from "../../agents/turn.ts";
+import type { BuildOutputMatcher } from "../../git/build_output.ts";
+import {
+  anchorWithGit,
+  anchorWithoutGit,
+  turnCommits,
+  type TurnMark,
+  unreachable,
+} from "../turn_anchors.ts";
+import { withoutUntrackedBuildOutput } from "../build_output.ts";
+import type { PlannerEvent } from "../../task/planner.ts";
+import { forgeOf, type PlanContext, type PlanSubject, ready } from "./context.ts";
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** The old review tick's view of the context, which the reviewer's turn and its checkout read. */
+export interface Tick {
+  repo: PlanContext["repo"];
+  state: PlanContext["state"];
+  log: PlanContext["log"];
+  progress: PlanContext["progress"];
+  primary: Git;
+  config: ReturnType<typeof ready>["config"];
+  profile: ReturnType<typeof ready>["profile"];
+  forge: ReturnType<typeof forgeOf>;
+}
+
+/**
+ * A tick killed during the reviewer's turn leaves the reviewer running in its own process
+ * group: wait for it within its turn limit, stop it past that, never start a second one.
+ * Returns the fact that it still runs; a turn of this task that ended unwatched is void
+ * (emitted here).
+ */
+export async function settleOrphanReviewer(
+  tick: Tick,
+  s: PlanSubject,
+  emit: (e: PlannerEvent) => Promise<void>,
+): Promise<PlannerEvent | undefined> {
+  const rj = await import("../review_journal.ts");
+  const orphan = await rj.readReviewJournal(tick.state.reviewJournal);
+  if (orphan) {
+    const run = `pid ${orphan.pid}, run ${orphan.runId}`;
+    const state = await orphanTurn(orphan, {
+      stopping: () =>
+        tick.log.step(
+          `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
+        ),
+    });
+    if (state.kind === "running") {
+      return {
+        kind: "reviewer-still-running",
+        message: `busy: the reviewer from an interrupted tick is still running (${run}${
+          orphan.deadline ? `, turn limit at ${orphan.deadline}` : ""
+        })${state.unverified ? `; ${state.unverified}, so relay will not stop it` : ""}`,
+      };
+    }
+    if (state.kind === "stuck") {
+      return {
+        kind: "reviewer-still-running",
+        message:
+          `busy: the reviewer of an interrupted tick (${run}) is past its turn limit and did not stop on SIGTERM and SIGKILL; the next tick tries again`,
+      };
+    }
+    let why = "interrupted";
+    if (state.kind === "stopped") {
+      why = "interrupted; stopped past its turn limit";
+    } else {
+      if (state.reused) tick.log.step(`not our reviewer: ${state.reused}`);
+      tick.log.step(
+        `the reviewer of run ${orphan.runId} ended while no tick watched it; its turn is void`,
+      );
+    }
+    if (orphan.task === s.task) {
+      await emit({ kind: "review-void", runId: orphan.runId, at: now(), why });
+    }
+    await rj.clearReviewJournal(tick.state.reviewJournal);
+  }
+  return undefined;
+}
+
+/** Snapshot of what a reviewer must not change (untracked build output aside: see build_output.ts). */
+export async function snapshot(
+  wt: Git,
+  primary: Git,
+  buildOutput: BuildOutputMatcher,
+): Promise<{ head: string; status: string; refs: string }> {
+  const refs = (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
+    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/")).join(
+      "\n",
+    );
+  return {
+    head: await wt.out(["rev-parse", "HEAD"]),
+    status: withoutUntrackedBuildOutput(
+      await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+      buildOutput,
+    ),
+    refs,
+  };
+}
+
+/**
+ * A review tick killed mid-turn leaves its disposable worktree behind. Remove
+ * the clean ones (plain `git worktree remove` refuses anything dirty, which
+ * then stays for a person to look at).
+ */
+export async function removeLeftoverReviewWorktrees(primary: Git): Promise<void> {
+  const list = await primary.out(["worktree", "list", "--porcelain"]);
+  for (const line of list.split("\n")) {
+    const path = line.startsWith("worktree ") ? line.slice("worktree ".length) : "";
+    if (/\/review-[^/]+-review\d+-t\d$/.test(path)) {
+      await primary.run(["worktree", "remove", "--", path], { allowFail: true });
+    }
+  }
+}
+
+/**
+ * Commits the reviewer made and left on no ref (committed on its detached HEAD, then
+ * checked the PR head out again): its worktree's HEAD reflog is their only trace, and
+ * that goes when the worktree does. Kept under refs/relay/void/<run>/commit-<k>; without
+ * git when the turn changed what steers git. Returns the refs.
+ */
+export async function keepReviewerCommits(
+  tick: Tick,
+  runId: string,
+  turn: TurnMark,
+  head: string,
+  gitAllowed: boolean,
+): Promise<string[]> {
+  const prefix = `refs/relay/void/${runId}/commit-`;
+  const made = await turnCommits(tick.repo.commonDir, turn, null, [head]);
+  if (!gitAllowed) return await anchorWithoutGit(tick.repo.commonDir, prefix, made);
+  // A checkout of main or another commit that a ref already keeps is not the reviewer's work.
+  const lost = await unreachable(tick.primary, made);
+  return await anchorWithGit(tick.primary, prefix, lost, [], "relay: void reviewer turn");
+}
+
+/**
+ * Throws a void reviewer turn away without destroying anything: a moved HEAD
+ * and new refs are kept under refs/relay/void/<run>/, and the dirty worktree
+ * folder is moved aside, not deleted.
+ */
+export async function voidTurn(
+  tick: Tick,
+  worktree: string,
+  runId: string,
+  before: { head: string; refs: string },
+  after: { head: string; refs: string },
+): Promise<void> {
+  const keep = `refs/relay/void/${runId}`;
+  if (after.head !== before.head) {
+    await tick.primary.updateRef(`${keep}/HEAD`, after.head, "relay: void reviewer turn");
+  }
+  // Refs go back to how they were; what the reviewer pointed them at is kept under refs/relay/void/.
+  const parse = (text: string) =>
+    new Map(text.split("\n").filter((l) => l).map((l) => l.split(" ") as [string, string]));
+  const was = parse(before.refs);
+  const now = parse(after.refs);
+  const restore = "relay: restore after a void reviewer turn";
+  for (const [ref, sha] of now) {
+    if (was.get(ref) === sha) continue;
+    await tick.primary.updateRef(`${keep}/${ref}`, sha, "relay: void reviewer turn");
+    const old = was.get(ref);
+    if (old) await tick.primary.updateRef(ref, old, restore, sha);
+    else await tick.primary.deleteRef(ref, sha);
+  }
+  for (const [ref, sha] of was) {
+    if (!now.has(ref)) await tick.primary.updateRef(ref, sha, restore, "");
+  }
+  const aside = `${worktree}.void`;
+  await Deno.rename(worktree, aside);
+  await tick.primary.run(["worktree", "prune"]);
+  tick.log.step(`kept the void turn's files at ${aside}`);
+}

@@ -1,0 +1,263 @@
+/**
+ * The planner's next effect, as a pure function: from the phase `reduce` left
+ * the task in (lib/task/planner.ts), the one thing the review tick (or `relay
+ * merge`) does now, with the words it says. Split from the state and its
+ * reducer only to keep each file short; the two read as one machine.
+ */
+import type { Finding } from "../state/reviews.ts";
+import { blockedOptions } from "./blocked.ts";
+import type { PlannerEffect } from "./effects.ts";
+import { type GateDecision, type PlannerState, verdictOn } from "./planner.ts";
+
+const short = (sha: string) => sha.slice(0, 12);
+
+export function nextPlanner(s: PlannerState): PlannerEffect {
+  if (s.hold) return { kind: "stop-on-hold" };
+  const seen = s.seen;
+  if (!seen) return { kind: "observe" };
+  const sub = seen.subject!;
+  const pr = seen.pr!;
+  const record = s.record!;
+  const done = (kind: string, message: string, more: Record<string, unknown> = {}) => ({
+    kind: "done" as const,
+    result: { kind, message, ...more },
+  });
+  const wait = (
+    what: "executor" | "fix-with-executor" | "gate" | "merge" | "orphan-turn",
+    message: string,
+    kind = "waiting",
+  ) => ({ kind: "wait" as const, for: what, result: { kind, message } });
+  switch (s.phase) {
+    case "start":
+      return { kind: "observe" };
+    case "no-main":
+      return done("idle", `idle: ${seen.remote}/${seen.main} does not exist`);
+    case "no-report":
+      return done("idle", `idle: no report on ${seen.remote}/${seen.main}`);
+    case "executor-mid-tick":
+      return wait("executor", "waiting: the executor is mid-tick");
+    case "blocked":
+      return { kind: "hand-blocked-over" };
+    case "blocked-handed":
+      return wait(
+        "executor",
+        `waiting: task ${sub.report.task} is BLOCKED and was handed to a person`,
+      );
+    case "blocked-hold":
+      return {
+        kind: "record-hold",
+        reason: `task ${sub.report.task} is BLOCKED: the executor could not finish it`,
+        next: blockedOptions(sub.task),
+        task: sub.report.task,
+      };
+    case "no-pr":
+      return done("idle", `idle: no PR for ${sub.brief.branch}`);
+    case "merged-unnoticed":
+      return { kind: "note-merge" };
+    case "merged-moved":
+      return {
+        kind: "record-hold",
+        reason: `${pr.id} was merged outside relay at ${
+          short(seen.mergedHead!)
+        }, but ${pr.branch} has moved on to ${
+          short(pr.head)
+        } since: those commits are not in ${seen.main}`,
+        next:
+          `To keep them, merge ${pr.branch} by hand, or queue a brief for them (relay inbox add); to drop them, do nothing. Then run "relay resume": relay treats task ${sub.task} as merged and moves on.`,
+      };
+    case "merged-first":
+    case "merged":
+      return {
+        kind: "promote",
+        done: s.phase === "merged-first"
+          ? `task ${sub.task}: ${pr.id} was merged outside relay`
+          : `task ${sub.task} is merged`,
+        retire: `${pr.id} (task ${sub.task}) was merged outside relay: ${
+          short(seen.mergedHead!)
+        } is in ${seen.main}. Nothing was launched for this fix.`,
+      };
+    case "closed-unnoticed":
+      return { kind: "note-close" };
+    case "closed-first":
+    case "closed":
+      return {
+        kind: "promote",
+        done: `task ${sub.task}: ${pr.id} is closed`,
+        retire:
+          `${pr.id} (task ${sub.task}) was closed outside relay. Nothing was launched for this fix.`,
+      };
+    case "executor-first":
+      return wait("executor", "waiting: a brief is open in NEXT-STEPS.md; the executor goes first");
+    case "moved-outside":
+      return {
+        kind: "record-hold",
+        reason: `${pr.id} moved to ${short(pr.head)} outside relay; the report on main is for ${
+          short(sub.report.head)
+        }`,
+        next:
+          `Find out who pushed to ${pr.branch}. To keep the new commits, queue a fix brief for task ${sub.task} (Kind: fix, Fixes: ${sub.task}, Branch: ${pr.branch}) so the executor reports on them; otherwise move them off the branch. Then run "relay resume". To give up on the task instead: relay close ${sub.task} --reason "…".`,
+      };
+    case "failed":
+      return sendBack(s, verdictOn(record, pr.head)!.findings, "The reviewer failed this PR.");
+    case "fix-with-executor": {
+      const fix = record.fixes.filter((f) => f.head === pr.head).at(-1)!;
+      return wait(
+        "fix-with-executor",
+        `waiting: the fix brief (task ${fix.task}) for ${pr.id} is with the executor`,
+      );
+    }
+    case "to-review":
+      return { kind: "check-scope" };
+    case "scope-refused":
+      return sendBack(
+        s,
+        [{ severity: "blocker", text: s.scope!.finding }],
+        "The merge gate refused this PR (checked before review).",
+      );
+    case "scope-human":
+      return { kind: "route-to-person", files: s.scope!.files };
+    case "gate-human":
+      return { kind: "route-to-person", files: humanFiles(s.decision) };
+    case "scope-passed":
+      return { kind: "run-turn", role: "reviewer" };
+    case "reviewer-busy":
+      return wait("orphan-turn", s.said!, "busy");
+    case "review-held":
+      return { kind: "record-hold", ...s.held! };
+    case "review-failed":
+      return sendBack(s, s.findings, "The reviewer failed this PR.");
+    case "passed":
+      return { kind: "gate" };
+    case "gate-stale":
+      return { kind: "mark-stale" };
+    case "stale-twice":
+      return sendBack(s, [{
+        severity: "blocker",
+        text: `the verification bar fails on the merge of ${pr.branch} with ${seen.main} (${
+          short(s.decision!.base)
+        }); bring the branch up to date with ${seen.main} and make the bar pass`,
+      }], "The PR no longer passes its bar once merged with main.");
+    case "gate-wait":
+      return wait("gate", `waiting: ${waitReasons(s.decision!)}`);
+    case "gate-refused":
+      return sendBack(s, refusals(s.decision!), "The merge gate refused this PR.");
+    case "ready-for-person":
+      return done(
+        "human",
+        `ready: ${pr.id} passed review and the gate; merge policy is "${seen.merge}": a person merges it`,
+        { files: [] },
+      );
+    case "mergeable":
+      return { kind: "merge" };
+    case "merge-missed":
+      return s.mode.kind === "merge"
+        ? done("waiting", `not merged: ${s.said}`, { decision: s.decision })
+        : wait(
+          "merge",
+          `waiting: merge of ${pr.id} did not land: ${s.said}; the next tick tries again`,
+        );
+    case "merged-now":
+      return {
+        kind: "promote",
+        done: s.mode.kind === "merge"
+          ? `merged ${pr.id} as ${short(s.merged!.sha)}`
+          : `task ${sub.task} merged (${short(s.merged!.sha)})`,
+      };
+    case "sent-back":
+      return done(
+        "fix",
+        `task ${sub.task}: sent back — fix brief ${
+          s.sentBack!.fix
+        } is open in NEXT-STEPS.md (round ${record.fixes.length}/${seen.fixRounds})`,
+        { task: sub.task, fixTask: s.sentBack!.fix },
+      );
+    case "with-person":
+      return done(
+        "human",
+        `human path: ${pr.id} changes owner-accepted infra (${
+          s.scope!.files.join(", ")
+        }); a person reviews and merges it — relay never will`,
+        { files: s.scope!.files },
+      );
+    case "promoted":
+      return promotedEnd(s);
+    case "nothing-to-merge": {
+      const task = s.mode.kind === "merge" ? s.mode.task : undefined;
+      return done(
+        "idle",
+        `nothing to merge: no report ${
+          task === undefined ? "" : `for task ${task} `
+        }on ${seen.remote}/${seen.main}; "relay status" shows which task is in flight`,
+      );
+    }
+    case "merge-blocked":
+      return done(
+        "idle",
+        `nothing to merge: task ${sub.report.task} is BLOCKED; "relay status" shows the options`,
+      );
+    case "merge-no-pr":
+      return done(
+        "idle",
+        `nothing to merge: ${
+          seen.pr ? `${seen.pr.id} is ${seen.pr.state}` : `no PR for ${sub.brief.branch}`
+        }`,
+      );
+    case "merge-refused":
+      return done(
+        "waiting",
+        `not merging ${pr.id}: the gate says ${s.decision!.decision}\n${s.gateText}`,
+        { decision: s.decision },
+      );
+  }
+}
+
+function promotedEnd(s: PlannerState): PlannerEffect {
+  const message = s.said!;
+  if (s.merged) {
+    return {
+      kind: "done",
+      result: {
+        kind: "merged",
+        task: s.seen!.subject!.task,
+        sha: s.merged.sha,
+        message,
+        ...(s.mode.kind === "merge" ? { decision: s.decision } : {}),
+      },
+    };
+  }
+  // Said once, also under --quiet: a person merged or closed a PR and relay moved on.
+  return { kind: "done", result: { kind: s.noticed ? "settled" : "idle", message } };
+}
+
+/** A send-back, or the HOLD once the task has had its fix rounds. */
+function sendBack(s: PlannerState, findings: Finding[], why: string): PlannerEffect {
+  const record = s.record!;
+  const seen = s.seen!;
+  const task = seen.subject!.task;
+  const pr = seen.pr!;
+  if (record.fixes.length >= seen.fixRounds) {
+    return {
+      kind: "record-hold",
+      reason:
+        `task ${task} was sent back ${record.fixes.length} time(s) and still does not pass (${why.trim()})`,
+      next:
+        `Read the findings (relay show ${task}) and the report on main. Either fix ${pr.branch} by hand and queue a fix brief (Kind: fix, Fixes: ${task}, Branch: ${pr.branch}), then run "relay resume"; or give up with relay close ${task} --reason "…" (closes ${pr.id} unmerged, promotes the next brief, clears this HOLD).`,
+    };
+  }
+  return { kind: "send-back", findings, why };
+}
+
+function humanFiles(decision: GateDecision | null): string[] {
+  return decision?.checks.flatMap((c) => c.result === "HUMAN" ? c.files ?? [] : []) ?? [];
+}
+
+function waitReasons(decision: GateDecision): string {
+  return decision.checks.filter((c) => c.result === "WAIT").map((c) => c.reason).join("; ");
+}
+
+function refusals(decision: GateDecision): Finding[] {
+  return decision.checks.filter((c) => c.result === "REFUSE").map((c) => ({
+    severity: "blocker" as const,
+    text: `${c.name}: ${c.reason}`,
+  }));
+}

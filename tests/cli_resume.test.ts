@@ -27,4 +27,15 @@ Deno.test("relay resume prints the whole reason of a HOLD that spans several lin
     `cleared: HOLD on task 1 (since 2025-01-01T00:00:00.000Z): ${reason}\n`,
   );
   assert.equal(await exists(join(stateDir(scene), "hold.json")), false);
+  // The task's timeline says a person resumed it, and from what.
+  const shown = await scene.relay(["show", "1", "--json"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  const events = JSON.parse(shown.stdout).events as {
+    event: string;
+    role: string;
+    details: { reason: string };
+  }[];
+  const resumed = events.find((e) => e.event === "resumed");
+  assert.equal(resumed?.role, "person");
+  assert.equal(resumed?.details.reason, reason);
 });

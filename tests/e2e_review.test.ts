@@ -414,6 +414,12 @@ Deno.test("relay close gives up on a PR that used its fix rounds: HOLD cleared, 
   assert.match(closed.stdout, /cleared the HOLD/);
   assert.match(closed.stdout, /promoted task 2: Next one/);
   assert.equal(await scene.out(["rev-parse", "origin/task-1"]), head, "the branch stays");
+  // The task's timeline has who closed it, the HOLD it cleared, and what it promoted.
+  const shown = await scene.relay(["show", "1"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /closed unmerged by relay close: not worth it/);
+  assert.match(shown.stdout, /resumed by a person: .*\(cleared by relay close 1\)/);
+  assert.match(shown.stdout, /promoted task 2: Next one/);
   assert.equal((await scene.relay(["status"])).code, 0);
 
   await ship(scene);

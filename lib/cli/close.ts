@@ -19,8 +19,9 @@ export async function close(args: string[], ctx: Context): Promise<number> {
     );
   }
   const repo = requireRepo(ctx);
-  const { closeTask } = await import("../loop/close.ts");
+  const { closeTask } = await import("../loop/person.ts");
   const res = await closeTask(repo, task, values.reason.trim());
+  if (res.kind === "refused") throw new UsageError(res.message, "close");
   for (const line of res.lines) console.log(line);
   return 0;
 }

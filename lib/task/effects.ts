@@ -9,7 +9,12 @@
  */
 import type { Finding } from "../state/reviews.ts";
 
-export type Side = "executor" | "planner";
+/**
+ * The executor's tick, the planner's tick, or a person's command (`relay
+ * resume`, `relay close`): a person may close a PR and clear a HOLD, never
+ * run an agent or merge.
+ */
+export type Side = "executor" | "planner" | "person";
 
 /** What a tick is waiting for when it stops without finishing the task. */
 export type WaitFor =
@@ -72,6 +77,18 @@ export type PlannerEffect =
   | { kind: "merge" }
   | RecordHold;
 
+/** What a person's command does (lib/task/person.ts). */
+export type PersonEffect =
+  | { kind: "survey" }
+  | { kind: "keep-run" }
+  | { kind: "abandon-run"; why: string }
+  | { kind: "stop-agent" }
+  | { kind: "close-pr"; comment: string }
+  | { kind: "record-close" }
+  | { kind: "retire-open-brief" }
+  | { kind: "clear-hold" }
+  | { kind: "promote-next" };
+
 /** Stops the loop for a person: recorded in hold.json, said on one screen. */
 export interface RecordHold {
   kind: "record-hold";
@@ -81,7 +98,7 @@ export interface RecordHold {
   task?: number;
 }
 
-export type Effect = ExecutorEffect | PlannerEffect;
+export type Effect = ExecutorEffect | PlannerEffect | PersonEffect;
 
 /** Every effect kind with the side allowed to perform it (`both` for the two that stop a tick). */
 export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
@@ -116,6 +133,15 @@ export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
   "send-back": "planner",
   "route-to-person": "planner",
   merge: "planner",
+  survey: "person",
+  "keep-run": "person",
+  "abandon-run": "person",
+  "stop-agent": "person",
+  "close-pr": "person",
+  "record-close": "person",
+  "retire-open-brief": "person",
+  "clear-hold": "person",
+  "promote-next": "person",
 };
 
 /** The side an effect belongs to: a turn is its role's (the executor's turn is the executor's). */
@@ -195,5 +221,23 @@ export function describeEffect(effect: Effect): string {
       return "routes the PR to a person";
     case "merge":
       return "merges the PR";
+    case "survey":
+      return "reads the HOLD, the run on record and the PR";
+    case "keep-run":
+      return "keeps the held run for the next poll to finish";
+    case "abandon-run":
+      return "abandons the run (its work stays on the branch and under the anchors)";
+    case "stop-agent":
+      return "stops the agent a killed tick left running";
+    case "close-pr":
+      return "closes the PR without merging";
+    case "record-close":
+      return "records the close in the task's record";
+    case "retire-open-brief":
+      return "sets the open fix brief to DONE";
+    case "clear-hold":
+      return "clears the HOLD";
+    case "promote-next":
+      return "promotes the next queued brief";
   }
 }

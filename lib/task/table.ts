@@ -1,16 +1,19 @@
 /**
- * Every transition of a task, in one place. Two tables, one per side:
+ * Every transition of a task, in one place. Three tables:
  *
  * - the executor's attempt moves through the journal's steps (a killed tick is
  *   finished from the step on record);
  * - the planner's tick moves through phases, from what it observed on
- *   origin/main and the forge to a merge, a send-back, a person, or a wait.
+ *   origin/main and the forge to a merge, a send-back, a person, or a wait;
+ * - a person's command (`relay resume`, `relay close`) moves through the
+ *   steps of clearing a HOLD or giving up on a PR.
  *
  * A row is (from, fact) → to. A fact that has no row in the state it arrives
  * in is a bug, and throws: nothing moves on a guess. `next` (executor.ts,
- * planner_next.ts) names the effect each state asks for.
+ * planner_next.ts, person.ts) names the effect each state asks for.
  */
 import type { Journal, Step } from "../state/journal.ts";
+import type { PersonEvent } from "./person.ts";
 import type { PlannerEvent, PlannerState } from "./planner.ts";
 import { classify, staleWait } from "./planner.ts";
 
@@ -197,4 +200,45 @@ export function phaseAfter(
     return typeof to === "string" ? to : to(before, e, after);
   }
   throw new NoTransition(`no transition from phase "${before.phase}" on "${e.kind}"`);
+}
+
+// ---------------------------------------------------------------------------
+// A person's command: resume (survey, settle the held run, clear the HOLD) or
+// close (survey, close the PR, stop a left-over agent, settle the run on the
+// branch, record the close, retire the open fix brief, clear the HOLD, promote).
+
+export const PERSON_STEPS = [
+  "start",
+  "surveyed",
+  "pr-closed",
+  "agent-stopped",
+  "run-settled",
+  "close-recorded",
+  "brief-retired",
+  "hold-cleared",
+  "promoted",
+] as const;
+export type PersonStep = typeof PERSON_STEPS[number];
+
+/** (step, fact) → step. The steps a command skips (no run to settle, no HOLD) have no fact. */
+export const PERSON_TABLE: ReadonlyArray<
+  readonly [from: readonly PersonStep[], fact: PersonEvent["kind"], to: PersonStep]
+> = [
+  [["start"], "observed", "surveyed"],
+  [["surveyed"], "pr-closed", "pr-closed"],
+  [["pr-closed"], "agent-stopped", "agent-stopped"],
+  [["surveyed", "pr-closed", "agent-stopped"], "run-kept", "run-settled"],
+  [["surveyed", "pr-closed", "agent-stopped"], "run-abandoned", "run-settled"],
+  [["pr-closed", "agent-stopped", "run-settled"], "close-recorded", "close-recorded"],
+  [["close-recorded"], "brief-retired", "brief-retired"],
+  [["surveyed", "run-settled", "close-recorded", "brief-retired"], "hold-cleared", "hold-cleared"],
+  [["close-recorded", "brief-retired", "hold-cleared"], "promoted", "promoted"],
+];
+
+/** The step a person's command moves to on `e`; throws when the table has no such row. */
+export function personStepAfter(step: PersonStep, e: PersonEvent): PersonStep {
+  for (const [from, fact, to] of PERSON_TABLE) {
+    if (fact === e.kind && from.includes(step)) return to;
+  }
+  throw new NoTransition(`no transition from step "${step}" on "${e.kind}"`);
 }

@@ -1,0 +1,120 @@
+/**
+ * A person's commands on the driver every tick uses: `relay resume` clears the
+ * HOLD (keeping a held run whose turn is committed, abandoning one whose turn
+ * is not), and `relay close <task>` gives up on a PR — closed on the forge
+ * without merging (its branch and commits stay), the run on its branch
+ * abandoned, an open fix brief for it set to DONE, a HOLD about it cleared,
+ * the next brief promoted — so a task that can neither pass nor be fixed
+ * never wedges the loop. Each fact goes into the task's timeline.
+ */
+import type { RepoPaths } from "../git/discover.ts";
+import { tryLock } from "../state/lock.ts";
+import { statePaths } from "../state/paths.ts";
+import type { Ending, PersonEffect, TickEnd } from "../task/effects.ts";
+import {
+  initialPerson,
+  nextPerson,
+  type PersonCommand,
+  type PersonEvent,
+  type PersonState,
+  reducePerson,
+} from "../task/person.ts";
+import { readEvents, taskOfBrief } from "../task/log.ts";
+import { drive, type Machine } from "./drive.ts";
+import { handlePerson, type PersonContext } from "./effects/person.ts";
+import { Timeline } from "./timeline.ts";
+
+export interface PersonResult extends TickEnd {
+  kind: "busy" | "idle" | "cleared" | "closed" | "refused";
+  lines: string[];
+}
+
+export function personMachine(
+  ctx: PersonContext,
+): Machine<PersonState, PersonEvent, PersonEffect | Ending> {
+  return {
+    side: "person",
+    reduce: reducePerson,
+    next: nextPerson,
+    handle: (effect, s) => handlePerson(ctx, effect as PersonEffect, s),
+    save: (before, after, event) => logPerson(ctx, before, after, event),
+  };
+}
+
+/** The task's timeline: the task a HOLD names (or the task its fix brief is a round of). */
+async function timelineOf(ctx: PersonContext, brief: number): Promise<Timeline> {
+  const task = await taskOfBrief(ctx.repo.commonDir, brief) ?? brief;
+  // A close lands in the task's latest round: the brief that was last at work on it.
+  const last = brief === task
+    ? (await readEvents(ctx.repo.commonDir, task).catch(() => [])).at(-1)?.brief
+    : undefined;
+  return new Timeline(ctx.repo.commonDir, task, last ?? brief);
+}
+
+async function logPerson(
+  ctx: PersonContext,
+  before: PersonState,
+  after: PersonState,
+  e: PersonEvent,
+): Promise<void> {
+  const c = before.command;
+  switch (e.kind) {
+    case "hold-cleared": {
+      const outcome = c.kind === "close"
+        ? `cleared by relay close ${c.task}`
+        : after.lines.slice(1).join("; ");
+      await (await timelineOf(ctx, e.task)).add({
+        event: "resumed",
+        role: "person",
+        details: { reason: e.reason, ...(outcome ? { outcome } : {}) },
+      });
+      return;
+    }
+    case "close-recorded":
+      if (c.kind !== "close") return;
+      await (await timelineOf(ctx, e.task)).add({
+        event: "closed",
+        role: "person",
+        details: { reason: c.reason, by: "relay close" },
+      });
+      return;
+    case "promoted":
+      if (c.kind !== "close" || e.task === null) return;
+      await (await timelineOf(ctx, c.task)).add({
+        event: "promoted",
+        role: "person",
+        details: { task: e.task, title: e.title ?? "" },
+      });
+      return;
+    default:
+      return;
+  }
+}
+
+async function run(command: PersonCommand, ctx: PersonContext): Promise<PersonResult> {
+  const { end } = await drive(personMachine(ctx), initialPerson(command));
+  return end.result as PersonResult;
+}
+
+const busy = (message: string): PersonResult => ({ kind: "busy", message, lines: [message] });
+
+/** `relay resume`: under the poll lock, so no poll acts on the run while it is settled. */
+export async function resumeHold(repo: RepoPaths): Promise<PersonResult> {
+  const state = statePaths(repo.commonDir);
+  await using lock = await tryLock(state.pollLock, "resume");
+  if (!lock) return busy("busy: a tick is running; try again when it ends");
+  return await run({ kind: "resume" }, { repo, state });
+}
+
+/** `relay close <task>`: under both ticks' locks. */
+export async function closeTask(
+  repo: RepoPaths,
+  task: number,
+  reason: string,
+): Promise<PersonResult> {
+  const state = statePaths(repo.commonDir);
+  await using review = await tryLock(state.reviewLock, "close");
+  await using poll = review ? await tryLock(state.pollLock, "close") : null;
+  if (!review || !poll) return busy("busy: a tick is running; try again in a minute");
+  return await run({ kind: "close", task, reason }, { repo, state });
+}

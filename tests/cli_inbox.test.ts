@@ -1,5 +1,6 @@
 /** `relay inbox add | list | drop` through the real CLI. */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { brief, makeScene, type Scene } from "./helpers/scene.ts";
 
 async function add(scene: Scene, text: string, name = "brief.md") {
@@ -71,6 +72,38 @@ Deno.test("relay inbox add counts the open brief and task branches as used numbe
   const next = await add(scene, brief({}));
   assert.equal(next.code, 0, next.stderr);
   assert.match(next.stdout, /^queued task 10: /);
+});
+
+Deno.test("relay inbox add counts a task's fix rounds as used: a fix brief's number is never handed out again", async () => {
+  await using scene = await makeScene();
+  // Task 1 went through fix brief 2 (sent back by relay) and 3 (queued by a person) and merged;
+  // none of the three numbers is in NEXT-STEPS.md or COWORK-STATUS.md any more.
+  const tasks = join(scene.work, ".git", "relay", "tasks");
+  await Deno.mkdir(tasks, { recursive: true });
+  await Deno.writeTextFile(
+    join(tasks, "1.json"),
+    JSON.stringify({
+      version: 2,
+      task: 1,
+      rounds: [1, 2, 3].map((b, i) => ({ round: i + 1, brief: b, attempts: [], receipts: [] })),
+      review: {
+        task: 1,
+        branch: "task-1",
+        verdicts: [],
+        voids: [],
+        fixes: [{ task: 2, at: "t", head: "h" }],
+      },
+    }),
+  );
+  const dup = await add(scene, brief({ task: 3 }));
+  assert.equal(dup.code, 2, dup.stdout);
+  assert.match(
+    dup.stderr,
+    /task number 3 is already used \(by relay's record of task 1 \(a fix round\)\)/,
+  );
+  const next = await add(scene, brief({ title: "Next" }));
+  assert.equal(next.code, 0, next.stderr);
+  assert.match(next.stdout, /^queued task 4: /);
 });
 
 Deno.test("relay inbox add - reads the brief from stdin", async () => {

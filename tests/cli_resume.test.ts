@@ -1,6 +1,7 @@
 /** `relay resume` through the real CLI. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { appendEvent, readEvents } from "../lib/task/log.ts";
 import { brief, exists, makeScene, stateDir } from "./helpers/scene.ts";
 
 Deno.test("relay resume prints the whole reason of a HOLD that spans several lines", async () => {
@@ -38,4 +39,40 @@ Deno.test("relay resume prints the whole reason of a HOLD that spans several lin
   const resumed = events.find((e) => e.event === "resumed");
   assert.equal(resumed?.role, "person");
   assert.equal(resumed?.details.reason, reason);
+});
+
+Deno.test("relay resume puts a fix brief's HOLD in its task's timeline, and a HOLD naming no task in none", async () => {
+  await using scene = await makeScene();
+  const common = join(scene.work, ".git");
+  // Task 1 was sent back as fix brief 2, which has no events of its own yet.
+  await appendEvent(common, 1, {
+    event: "sent-back",
+    role: "planner",
+    run: "r1",
+    brief: 1,
+    round: 1,
+    details: { fix: 2, round: 2, why: "FAIL", findings: [] },
+  });
+  const hold = (task: number) =>
+    Deno.writeTextFile(
+      join(stateDir(scene), "hold.json"),
+      JSON.stringify({ task, reason: `held ${task}`, next: "x", at: "2026-01-01T00:00:00.000Z" }),
+    );
+  await hold(0);
+  const first = await scene.relay(["resume"]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /^cleared: HOLD on task 0 /);
+  assert.equal(await exists(join(stateDir(scene), "tasks", "0.events.jsonl")), false);
+
+  await hold(2);
+  const second = await scene.relay(["resume"]);
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(second.stderr, "");
+  assert.equal(await exists(join(stateDir(scene), "tasks", "2.events.jsonl")), false);
+  const events = await readEvents(common, 1);
+  const resumed = events.find((e) => e.event === "resumed");
+  assert.deepEqual([resumed?.brief, resumed?.round, resumed?.details.reason], [2, 2, "held 2"]);
+  const shown = await scene.relay(["show", "2"]);
+  assert.match(shown.stdout, /brief 2 is a fix round of task 1/);
+  assert.match(shown.stdout, /resumed by a person: held 2/);
 });

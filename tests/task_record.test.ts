@@ -168,3 +168,41 @@ Deno.test("updates written at once into one record are all kept: the records loc
   assert.equal(round.attempts.length, 15);
   assert.equal(round.receipts.length, 15);
 });
+
+Deno.test("a fix brief a person queued keeps its version-1 attempts: they join its task as a round", async () => {
+  await using s = await tempState();
+  const { dirs } = s;
+  await writeRaw(join(dirs.tasks, "1.json"), { task: 1, attempts: [attempt("r1", "shipped")] });
+  // relay sent no fix: the person's fix brief 5 is in no review's `fixes`.
+  await writeRaw(join(dirs.reviews, "task-1.json"), review(1, []));
+  await writeRaw(join(dirs.tasks, "5.json"), {
+    task: 5,
+    attempts: [attempt("p1"), attempt("p2")],
+    receipts: [{ stage: "implementation", runId: "p2", at: "t", result: "FAILED", base: "b5" }],
+  });
+
+  // Counted before anything is written (relay status, the attempt cap)…
+  const before = await readRound(dirs, { task: 5, fixes: 1 });
+  assert.deepEqual(before.attempts.map((a) => a.runId), ["p1", "p2"]);
+  // …and kept when the next attempt is recorded.
+  const round = await recordAttempt(dirs, { task: 5, fixes: 1 }, attempt("p3"));
+  assert.deepEqual([round.round, round.attempts.map((a) => a.runId)], [2, ["p1", "p2", "p3"]]);
+  const record = await readTask(dirs, 1);
+  assert.deepEqual(record.rounds.map((r) => r.brief), [1, 5]);
+  assert.equal(record.rounds[1]!.receipts[0]!.base, "b5");
+});
+
+Deno.test("a task record that is not JSON is bad input naming the file, not an internal error", async () => {
+  await using s = await tempState();
+  const { dirs } = s;
+  const path = join(dirs.tasks, "3.json");
+  await writeRaw(path, {});
+  await Deno.writeTextFile(path, '{"version": 2, "task": 3, "rou');
+  await assert.rejects(() => readTask(dirs, 3), (err: unknown) => {
+    assert.ok(err instanceof InputError, String(err));
+    assert.match(err.message, /3\.json/);
+    assert.match(err.message, /not valid JSON/);
+    assert.match(err.message, /move the file aside/);
+    return true;
+  });
+});

@@ -53,9 +53,15 @@ export async function usedTaskNumbers(
     if (task !== null) used.set(task, file);
   }
   try {
-    for await (const e of Deno.readDir(statePaths(repo.commonDir).tasks)) {
+    const dir = statePaths(repo.commonDir).tasks;
+    for await (const e of Deno.readDir(dir)) {
       const m = /^(\d+)\.json$/.exec(e.name);
-      if (m?.[1]) used.set(Number(m[1]), "relay's task records");
+      if (!m?.[1]) continue;
+      used.set(Number(m[1]), "relay's task records");
+      // A task's fix briefs have numbers of their own, kept as its rounds and its send-backs.
+      for (const n of await roundNumbers(join(dir, e.name))) {
+        if (!used.has(n)) used.set(n, `relay's record of task ${m[1]} (a fix round)`);
+      }
     }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -73,6 +79,24 @@ export async function usedTaskNumbers(
     }
   }
   return used;
+}
+
+/** The brief numbers a task record holds: its rounds' and its send-backs' (plain JSON, no schema). */
+async function roundNumbers(path: string): Promise<number[]> {
+  try {
+    const raw = JSON.parse(await Deno.readTextFile(path));
+    const out: number[] = [];
+    for (const r of Array.isArray(raw?.rounds) ? raw.rounds : []) {
+      if (Number.isInteger(r?.brief)) out.push(r.brief);
+    }
+    for (const f of Array.isArray(raw?.review?.fixes) ? raw.review.fixes : []) {
+      if (Number.isInteger(f?.task)) out.push(f.task);
+    }
+    return out;
+  } catch {
+    // A record that cannot be read still reserves its own number; the tick that reads it says why.
+    return [];
+  }
 }
 
 /** Validates `text` as a brief and queues it. Returns the new entry. */

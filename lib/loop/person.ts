@@ -41,17 +41,39 @@ export function personMachine(
   };
 }
 
-/** The task's timeline: the task a HOLD names (or the task its fix brief is a round of). */
-async function timelineOf(ctx: PersonContext, brief: number): Promise<Timeline> {
-  const task = await taskOfBrief(ctx.repo.commonDir, brief) ?? brief;
-  // A close lands in the task's latest round: the brief that was last at work on it.
-  const last = brief === task
-    ? (await readEvents(ctx.repo.commonDir, task).catch(() => [])).at(-1)?.brief
+/** The timeline of the task brief `brief` belongs to (a fix brief's is the task it fixes). */
+async function timelineOf(ctx: PersonContext, brief: number, task?: number): Promise<Timeline> {
+  const owner = task ?? await taskOfBrief(ctx.repo.commonDir, brief) ?? brief;
+  // A fact about the task as a whole lands in its latest round: the brief last at work on it.
+  const last = brief === owner
+    ? (await readEvents(ctx.repo.commonDir, owner).catch(() => [])).at(-1)?.brief
     : undefined;
-  return new Timeline(ctx.repo.commonDir, task, last ?? brief);
+  return new Timeline(ctx.repo.commonDir, owner, last ?? brief);
 }
 
+/**
+ * The person's facts worth the task's history. Best effort: the command has
+ * done its work by the time a fact is logged, and a log that cannot be
+ * written must not stop it halfway (the HOLD cleared, the brief not promoted).
+ */
 async function logPerson(
+  ctx: PersonContext,
+  before: PersonState,
+  after: PersonState,
+  e: PersonEvent,
+): Promise<void> {
+  try {
+    await logFact(ctx, before, after, e);
+  } catch (err) {
+    console.error(
+      `relay: warning: the task's timeline was not updated (${e.kind}): ${
+        (err as Error)?.message ?? String(err)
+      }`,
+    );
+  }
+}
+
+async function logFact(
   ctx: PersonContext,
   before: PersonState,
   after: PersonState,
@@ -60,10 +82,15 @@ async function logPerson(
   const c = before.command;
   switch (e.kind) {
     case "hold-cleared": {
+      // A HOLD that names no task (task 0) has no timeline to go in.
+      if (e.task < 1) return;
       const outcome = c.kind === "close"
         ? `cleared by relay close ${c.task}`
         : after.lines.slice(1).join("; ");
-      await (await timelineOf(ctx, e.task)).add({
+      const log = c.kind === "close"
+        ? await timelineOf(ctx, e.task, c.task)
+        : await timelineOf(ctx, e.task);
+      await log.add({
         event: "resumed",
         role: "person",
         details: { reason: e.reason, ...(outcome ? { outcome } : {}) },
@@ -72,7 +99,7 @@ async function logPerson(
     }
     case "close-recorded":
       if (c.kind !== "close") return;
-      await (await timelineOf(ctx, e.task)).add({
+      await (await timelineOf(ctx, e.task, e.task)).add({
         event: "closed",
         role: "person",
         details: { reason: c.reason, by: "relay close" },
@@ -80,7 +107,7 @@ async function logPerson(
       return;
     case "promoted":
       if (c.kind !== "close" || e.task === null) return;
-      await (await timelineOf(ctx, c.task)).add({
+      await (await timelineOf(ctx, c.task, c.task)).add({
         event: "promoted",
         role: "person",
         details: { task: e.task, title: e.title ?? "" },

@@ -17,7 +17,7 @@
  * each other's update.
  */
 import { dirname, join } from "node:path";
-import { InputError } from "../errors.ts";
+import { HoldError, InputError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 import { waitLock } from "./lock.ts";
 import type { ReviewRecord } from "./reviews.ts";
@@ -98,12 +98,13 @@ export function legacyReviewPath(reviewsDir: string, task: number): string {
   return join(reviewsDir, `task-${task}.json`);
 }
 
-const FIX = "move the file aside (relay starts the task's record afresh) and rerun";
+const FIX =
+  "move the file aside and rerun: relay rebuilds the record from the version-1 files still beside it, if any, else starts it afresh";
 
 /** The task's record: validated, migrated from version 1 when that is what is on disk. */
 export async function readTask(dirs: RecordDirs, task: number): Promise<TaskRecord> {
   const path = taskRecordPath(dirs.tasks, task);
-  const raw = await readJson<Record<string, unknown>>(path);
+  const raw = await readRaw(path);
   if (raw !== null && raw.version !== undefined) {
     if (raw.version !== TASK_RECORD_VERSION) {
       throw new InputError(
@@ -131,7 +132,7 @@ async function migrate(dirs: RecordDirs, task: number, v1Path: string | null): P
   if (first) rounds.push({ round: 1, brief: task, ...first });
   for (const fix of review?.fixes ?? []) {
     const path = taskRecordPath(dirs.tasks, fix.task);
-    const raw = await readJson<Record<string, unknown>>(path);
+    const raw = await readRaw(path);
     // A fix brief's own version-1 file; a version-2 file of that number is a task of its own.
     const own = raw !== null && raw.version === undefined ? await readV1(path) : null;
     if (!rounds.length) rounds.push({ round: 1, brief: task, attempts: [], receipts: [] });
@@ -144,8 +145,38 @@ async function migrate(dirs: RecordDirs, task: number, v1Path: string | null): P
   return { version: TASK_RECORD_VERSION, task, rounds, review };
 }
 
+/** A record file's JSON, or null when there is none; a file that is not JSON is bad input. */
+async function readRaw(path: string): Promise<Record<string, unknown> | null> {
+  try {
+    return await readJson<Record<string, unknown>>(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    if (err instanceof Error && /is not valid JSON/.test(err.message)) {
+      throw new InputError({ file: path }, "relay's task record is not valid JSON", FIX);
+    }
+    throw err;
+  }
+}
+
+/**
+ * A fix brief's round that the record does not have yet: from the brief's own
+ * version-1 file when there is one (a fix a person queued is in no review's
+ * `fixes`, so the migration could not place it), else none.
+ */
+async function seedRound(dirs: RecordDirs, record: TaskRecord, brief: number): Promise<void> {
+  if (brief === record.task || record.rounds.some((r) => r.brief === brief)) return;
+  const path = taskRecordPath(dirs.tasks, brief);
+  const raw = await readRaw(path);
+  // A version-2 file of that number is a task of its own.
+  if (raw === null || raw.version !== undefined) return;
+  if (!record.rounds.length) {
+    record.rounds.push({ round: 1, brief: record.task, attempts: [], receipts: [] });
+  }
+  record.rounds.push({ round: record.rounds.length + 1, brief, ...await readV1(path) });
+}
+
 async function readV1(path: string): Promise<Pick<Round, "attempts" | "receipts">> {
-  const raw = await readJson<unknown>(path);
+  const raw = await readRaw(path);
   const v1 = await validate(path, raw, "v1") as Pick<Round, "attempts" | "receipts">;
   return { attempts: v1.attempts, receipts: v1.receipts };
 }
@@ -158,12 +189,21 @@ export async function updateTask<T>(
   dirs: RecordDirs,
   task: number,
   change: (record: TaskRecord) => T,
+  /** Briefs whose rounds `change` may touch: seeded from version-1 files first. */
+  briefs: number[] = [],
 ): Promise<T> {
   // Beside the records, not among them: the turn guard watches tasks/ for changes.
   const path = join(dirname(dirs.tasks), "records.lock");
   await using lock = await waitLock(path, "record", { waitMs: 30_000, everyMs: 20 });
-  if (!lock) throw new Error(`Cannot update task ${task}'s record: ${path} stayed locked for 30s`);
+  if (!lock) {
+    throw new HoldError(
+      `Cannot update task ${task}'s record: ${path} stayed locked for 30s`,
+      "Check that no relay process is stuck (ps aux | grep relay); the lock is released when its holder exits. Then run the tick again.",
+      { recheck: true },
+    );
+  }
   const record = await readTask(dirs, task);
+  for (const brief of briefs) await seedRound(dirs, record, brief);
   const out = change(record);
   await writeJson(taskRecordPath(dirs.tasks, task), record);
   return out;
@@ -182,6 +222,7 @@ export function roundOf(record: TaskRecord, brief: number): Round {
 /** A brief's round as it is on disk (empty when it has none): nothing is written. */
 export async function readRound(dirs: RecordDirs, brief: BriefRef): Promise<Round> {
   const record = await readTask(dirs, ownerOf(brief));
+  await seedRound(dirs, record, brief.task);
   return record.rounds.find((r) => r.brief === brief.task) ??
     { round: record.rounds.length + 1, brief: brief.task, attempts: [], receipts: [] };
 }
@@ -194,7 +235,7 @@ export function recordAttempt(dirs: RecordDirs, brief: BriefRef, attempt: Attemp
     if (i === -1) round.attempts.push(attempt);
     else round.attempts[i] = attempt;
     return structuredClone(round);
-  });
+  }, [brief.task]);
 }
 
 export function addReceipt(dirs: RecordDirs, brief: BriefRef, receipt: Receipt): Promise<void> {
@@ -203,7 +244,7 @@ export function addReceipt(dirs: RecordDirs, brief: BriefRef, receipt: Receipt):
     if (!round.receipts.some((r) => r.runId === receipt.runId && r.stage === receipt.stage)) {
       round.receipts.push(receipt);
     }
-  });
+  }, [brief.task]);
 }
 
 /** Failed attempts at this version of the brief. */
@@ -243,7 +284,7 @@ export function writeReview(dirs: RecordDirs, review: ReviewRecord): Promise<voi
         detail: `${v.findings.length} finding(s)`,
       });
     }
-  });
+  }, review.verdicts.map((v) => v.reportTask));
 }
 
 type Shape = "v1" | "v2" | "review";

@@ -232,8 +232,14 @@ export async function taskOfBrief(commonDir: string, brief: number): Promise<num
   const tasks = await tasksWithEvents(commonDir);
   if (tasks.includes(brief)) return brief;
   for (const task of tasks) {
-    const events = await readEvents(commonDir, task);
-    if (events.some((e) => e.brief === brief)) return task;
+    // A log that cannot be read is another task's problem (`relay show` on it says what).
+    const events = await readEvents(commonDir, task).catch(() => []);
+    // A fix brief is known from its send-back before it has events of its own.
+    if (
+      events.some((e) => e.brief === brief || (e.event === "sent-back" && e.details.fix === brief))
+    ) {
+      return task;
+    }
   }
   return null;
 }

@@ -76,7 +76,12 @@ async function survey(ctx: PersonContext, command: PersonCommand): Promise<Perso
       : null;
     seen.openBrief = brief?.branch === branch ? brief.task : null;
     const record = await readReview(ctx.state, command.task, branch);
-    seen.taskBriefs = [command.task, ...record.fixes.map((f) => f.task)];
+    // The HOLD may name the task, a fix brief relay sent, or a fix brief a person queued on it.
+    seen.taskBriefs = [
+      command.task,
+      ...record.fixes.map((f) => f.task),
+      ...(seen.openBrief == null ? [] : [seen.openBrief]),
+    ];
   }
   return { kind: "observed", seen };
 }

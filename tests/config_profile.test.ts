@@ -63,7 +63,13 @@ Deno.test("parseProfile() fills the default models and per-role timeouts", () =>
     roles: {
       executor: { vendor: "claude", model: "claude-opus-5-5", timeoutMs: 3_600_000, env: {} },
       reviewer: { vendor: "codex", model: "gpt-6.1-sol", timeoutMs: 1_800_000, env: {} },
+      // Unset, the security role is the executor's vendor and model.
+      security: { vendor: "claude", model: "claude-opus-5-5", timeoutMs: 1_800_000, env: {} },
     },
+    securityDefaulted: true,
+    safetyMode: "efficient",
+    handsfree: false,
+    limits: { attempts: 10, fixRounds: 20, planRounds: 5 },
   });
 });
 
@@ -230,6 +236,70 @@ const BAD: [string, string, number, string, RegExp, RegExp][] = [
     /RELAY_/,
   ],
   [
+    "a test_command with a pipe",
+    'roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\ntest_command: "npm test | tee log"\n',
+    4,
+    "test_command",
+    /not one exact command: it contains "\|" \(a pipe\)/,
+    /\/bin\/bash \/absolute\/path\/script\.sh/,
+  ],
+  [
+    "a test_command with command substitution",
+    'roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\ntest_command: "npm test $(echo x)"\n',
+    4,
+    "test_command",
+    /"\$\(" \(command substitution\)/,
+    /one exact command/,
+  ],
+  [
+    "a test_command with a leading VAR=",
+    'roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\ntest_command: "CI=1 npm test"\n',
+    4,
+    "test_command",
+    /a leading VAR=/,
+    /one exact command/,
+  ],
+  [
+    "a test_command with &&",
+    'roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\ntest_command: "npm ci && npm test"\n',
+    4,
+    "test_command",
+    /"&&" \(a second command\)/,
+    /script\.sh/,
+  ],
+  [
+    "a test_command with a redirection",
+    'roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\ntest_command: "npm test > out.txt"\n',
+    4,
+    "test_command",
+    /a redirection/,
+    /one exact command/,
+  ],
+  [
+    "both security and gate",
+    "roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\n  security: { vendor: demo }\n  gate: { vendor: demo }\n",
+    5,
+    "roles.gate",
+    /another name for security/,
+    /vendor/,
+  ],
+  [
+    "an unknown safety_mode",
+    "roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\nsafety_mode: paranoid\n",
+    4,
+    "safety_mode",
+    /.+/,
+    /efficient or strict/,
+  ],
+  [
+    "a limit over its range",
+    "roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\nlimits: { attempts: 50 }\n",
+    4,
+    "limits.attempts",
+    /.+/,
+    /attempts \(1-10\)/,
+  ],
+  [
     "a relative worktree_root",
     "roles:\n  executor: { vendor: demo }\n  reviewer: { vendor: demo }\nworktree_root: wt\n",
     4,
@@ -296,4 +366,34 @@ Deno.test("loadProfile() on a missing file says to run relay init and shows a mi
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("parseProfile() reads the lifecycle keys: security (or gate), test_command, modes, limits", () => {
+  const base =
+    "roles:\n  executor: { vendor: codex, model: gpt-x }\n  reviewer: { vendor: claude }\n";
+  const p = parseProfile(
+    base +
+      "  gate: { vendor: claude, model: claude-z }\n" +
+      "test_command: /bin/bash /srv/ci/test.sh\nsafety_mode: strict\nmerge_policy: human\n" +
+      "handsfree: true\nlimits: { attempts: 3, fix_rounds: 1, plan_rounds: 2 }\n",
+    FILE,
+  );
+  assert.deepEqual(p.roles.security, {
+    vendor: "claude",
+    model: "claude-z",
+    timeoutMs: DEFAULT_ROLE_TIMEOUT_MS.reviewer,
+    env: {},
+  });
+  assert.equal(p.securityDefaulted, false);
+  assert.equal(p.testCommand, "/bin/bash /srv/ci/test.sh");
+  assert.equal(p.safetyMode, "strict");
+  assert.equal(p.mergePolicy, "human");
+  assert.equal(p.handsfree, true);
+  assert.deepEqual(p.limits, { attempts: 3, fixRounds: 1, planRounds: 2 });
+  // Plain exact commands pass; the security role defaults to the executor's vendor and model.
+  for (const command of ["npm test", "deno task test", "pytest -q tests/", "go test ./..."]) {
+    assert.equal(parseProfile(base + `test_command: ${command}\n`, FILE).testCommand, command);
+  }
+  const d = parseProfile(base, FILE);
+  assert.deepEqual([d.roles.security.vendor, d.roles.security.model], ["codex", "gpt-x"]);
 });

@@ -50,6 +50,10 @@ gate:
 accepted_infra: [.github/workflows/**]
 never_commit: ["*.log", tmp/**]
 bar_env: [JAVA_HOME, NODE_OPTIONS, NPM_TOKEN]
+docs_file: docs/CHANGES.md
+skip_quality_polish: true
+plan_review: on
+plan_rounds: 3
 `;
   assert.deepEqual(parseRepoConfig(text, FILE), {
     version: 1,
@@ -66,6 +70,10 @@ bar_env: [JAVA_HOME, NODE_OPTIONS, NPM_TOKEN]
     neverCommit: ["*.log", "tmp/**"],
     // A secret-looking name is the owner's choice; its value is still redacted in output.
     barEnv: ["JAVA_HOME", "NODE_OPTIONS", "NPM_TOKEN"],
+    docsFile: "docs/CHANGES.md",
+    skipQualityPolish: true,
+    planReview: true,
+    planRounds: 3,
   });
 });
 

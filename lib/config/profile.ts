@@ -9,6 +9,7 @@ import { z } from "zod";
 import { InputError, UsageError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";
 import { issuesToInputError } from "./issues.ts";
+import { TEST_COMMAND_FIX, testCommandProblem } from "./test_command.ts";
 import { parseYamlWithLines } from "./yaml_source.ts";
 import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
 
@@ -29,10 +30,31 @@ export interface RoleSpec {
 export interface Profile {
   /** The file this profile was read from. */
   path: string;
-  roles: { executor: RoleSpec; reviewer: RoleSpec };
+  /** `security` is the adversarial reviewer-side role (`gate` in profiles of the paired-session workflow). */
+  roles: { executor: RoleSpec; reviewer: RoleSpec; security: RoleSpec };
+  /** The security role was not in the profile: it is the executor's vendor and model. */
+  securityDefaulted: boolean;
   /** Where task worktrees go; absent means a sibling folder of the repo. */
   worktreeRoot?: string;
+  /** The project's test run, one exact command (lib/config/test_command.ts). */
+  testCommand?: string;
+  safetyMode: "efficient" | "strict";
+  /** Decides over the repo config's `merge` when set. */
+  mergePolicy?: "auto" | "human";
+  /** Nobody answers: every point that would wait for a person is a HOLD with the question. */
+  handsfree: boolean;
+  /** The most the repo config may ask for. */
+  limits: ProfileLimits;
 }
+
+/** Upper bounds on what `.relay/config.yaml` may set. */
+export interface ProfileLimits {
+  attempts: number;
+  fixRounds: number;
+  planRounds: number;
+}
+
+export const DEFAULT_LIMITS: ProfileLimits = { attempts: 10, fixRounds: 20, planRounds: 5 };
 
 export const DEFAULT_MODELS = { claude: "claude-opus-5-5", codex: "gpt-6.1-sol" } as const;
 export const DEFAULT_ROLE_TIMEOUT_MS: Record<RoleName, number> = {
@@ -136,11 +158,45 @@ const roleSchema = z
     }
   });
 
+const bound = (max: number) => z.number().int().min(0).max(max).optional();
+
 const profileSchema = z.strictObject({
-  roles: z.strictObject({ executor: roleSchema, reviewer: roleSchema }),
+  roles: z
+    .strictObject({
+      executor: roleSchema,
+      reviewer: roleSchema,
+      security: roleSchema.optional(),
+      gate: roleSchema.optional(),
+    })
+    .superRefine((r, ctx) => {
+      if (r.security !== undefined && r.gate !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["gate"],
+          message: "gate is another name for security: set one of them",
+        });
+      }
+    }),
   worktree_root: z
     .string()
     .refine((p) => isAbsolute(p), { message: "must be an absolute path" })
+    .optional(),
+  test_command: z
+    .string()
+    .superRefine((c, ctx) => {
+      const problem = testCommandProblem(c);
+      if (problem) ctx.addIssue({ code: "custom", message: `not one exact command: ${problem}` });
+    })
+    .optional(),
+  safety_mode: z.enum(["efficient", "strict"]).default("efficient"),
+  merge_policy: z.enum(["auto", "human"]).optional(),
+  handsfree: z.boolean().default(false),
+  limits: z
+    .strictObject({
+      attempts: z.number().int().min(1).max(10).optional(),
+      fix_rounds: bound(20),
+      plan_rounds: bound(10),
+    })
     .optional(),
 });
 
@@ -154,9 +210,18 @@ const ROLE_FIXES: Record<string, string> = {
   env: 'write a mapping of NAME: value, e.g. IS_SANDBOX: "1" (names other than RELAY_*)',
 };
 
+const TOP_FIXES: Record<string, string> = {
+  worktree_root: "write an absolute path, e.g. /srv/relay-worktrees",
+  test_command: TEST_COMMAND_FIX,
+  safety_mode: "use efficient or strict",
+  merge_policy: "use auto (relay merges through the gate) or human (a person accepts)",
+  handsfree: "use true or false",
+  limits: "write a mapping with any of: attempts (1-10), fix_rounds (0-20), plan_rounds (0-10)",
+};
+
 function fixFor(path: readonly string[]): string | undefined {
   if (path.length === 0) return "write a mapping with roles (and optionally worktree_root)";
-  if (path[0] === "worktree_root") return "write an absolute path, e.g. /srv/relay-worktrees";
+  if (path[0] !== "roles") return TOP_FIXES[String(path[0])];
   if (path.length === 1) {
     return "add roles.executor and roles.reviewer, each with at least a vendor";
   }
@@ -174,14 +239,30 @@ export function parseProfile(text: string, file: string): Profile {
     throw issuesToInputError(parsed.error, { file, source, schema: profileSchema, fixFor });
   }
   const p = parsed.data;
+  const executor = toRoleSpec("executor", p.roles.executor);
+  const security = p.roles.security ?? p.roles.gate;
   const profile: Profile = {
     path: file,
     roles: {
-      executor: toRoleSpec("executor", p.roles.executor),
+      executor,
       reviewer: toRoleSpec("reviewer", p.roles.reviewer),
+      // Unset, it is the executor's vendor and model, with a reviewer's time limit.
+      security: security === undefined
+        ? { ...structuredClone(executor), timeoutMs: DEFAULT_ROLE_TIMEOUT_MS.reviewer }
+        : toRoleSpec("reviewer", security),
+    },
+    securityDefaulted: security === undefined,
+    safetyMode: p.safety_mode,
+    handsfree: p.handsfree,
+    limits: {
+      attempts: p.limits?.attempts ?? DEFAULT_LIMITS.attempts,
+      fixRounds: p.limits?.fix_rounds ?? DEFAULT_LIMITS.fixRounds,
+      planRounds: p.limits?.plan_rounds ?? DEFAULT_LIMITS.planRounds,
     },
   };
   if (p.worktree_root !== undefined) profile.worktreeRoot = p.worktree_root;
+  if (p.test_command !== undefined) profile.testCommand = p.test_command.trim();
+  if (p.merge_policy !== undefined) profile.mergePolicy = p.merge_policy;
   return profile;
 }
 
@@ -253,8 +334,23 @@ export function renderDefaultProfile(): string {
     "#     vendor: command",
     '#     argv: ["/usr/local/bin/my-agent", "--prompt", "{prompt}"]',
     "",
+    "# The adversarial security reviewer (also accepted as gate:). Default: the",
+    "# executor's vendor and model.",
+    "#   security:",
+    "#     vendor: claude",
+    "",
     "# Where task worktrees go (absolute path). Default: a folder beside the repo.",
     "# worktree_root: /srv/relay-worktrees",
+    "",
+    "# The project's tests, run by relay on the head: one exact command (no $(, `, |,",
+    "# ;, &&, redirection, loops or VAR=), or /bin/bash /absolute/path/script.sh.",
+    "# test_command: npm test",
+    "",
+    row("# safety_mode: efficient", "efficient | strict"),
+    row("# merge_policy: auto", "auto: relay merges through the gate; human: a person accepts"),
+    row("# handsfree: false", "true: every question for a person is a HOLD instead"),
+    "# The most .relay/config.yaml may ask for:",
+    "# limits: { attempts: 10, fix_rounds: 20, plan_rounds: 5 }",
     "",
   ].join("\n");
 }

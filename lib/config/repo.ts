@@ -3,7 +3,7 @@
  * so it may tune limits and lists but never name a program: programs live
  * only in the operator profile.
  */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { InputError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";
@@ -44,6 +44,14 @@ export interface RepoConfig {
   neverCommit: string[];
   /** Names of relay's environment that bar commands also get (beyond the minimal set). */
   barEnv: string[];
+  /** A document the docs stage keeps current with the change (repo-relative). */
+  docsFile?: string;
+  /** The polish stage is skipped. */
+  skipQualityPolish: boolean;
+  /** The plan stage runs before a brief is promoted. */
+  planReview: boolean;
+  /** Plan rounds before a FAIL stops for a person. */
+  planRounds: number;
 }
 
 export const CONFIG_PATH = join(".relay", "config.yaml");
@@ -62,6 +70,9 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
   acceptedInfra: [],
   neverCommit: [],
   barEnv: [],
+  skipQualityPolish: false,
+  planReview: false,
+  planRounds: 2,
 });
 
 function deepFreeze<T>(value: T): T {
@@ -137,6 +148,20 @@ const repoSchema = z.strictObject({
   accepted_infra: globList(),
   never_commit: globList(),
   bar_env: z.array(envName).default(() => []),
+  docs_file: z
+    .string()
+    .trim()
+    .min(1)
+    .refine((p) => !isAbsolute(p) && !p.split(/[\\/]/).includes(".."), {
+      message: "must be a path inside the repository",
+    })
+    .optional(),
+  skip_quality_polish: z.boolean().default(false),
+  // YAML 1.2 reads on/off as words: both they and true/false are accepted.
+  plan_review: z
+    .union([z.boolean(), z.enum(["on", "off"]).transform((v) => v === "on")])
+    .default(false),
+  plan_rounds: z.number().int().min(1).max(10).default(2),
 });
 
 const FIXES: Record<string, string> = {
@@ -158,6 +183,10 @@ const FIXES: Record<string, string> = {
   "gate.refuse": 'write a list of repo-relative globs to refuse, e.g. ["deploy/**"]',
   accepted_infra: 'write a list of repo-relative globs, e.g. [".github/workflows/**"]',
   never_commit: 'write a list of repo-relative globs, e.g. ["*.log", "tmp/**"]',
+  docs_file: "write a path inside the repository, e.g. docs/CHANGES.md",
+  skip_quality_polish: "use true or false",
+  plan_review: "use on or off",
+  plan_rounds: "use a whole number from 1 to 10",
   bar_env: "write a list of environment variable names (letters, digits, _), e.g. [JAVA_HOME]",
 };
 
@@ -191,6 +220,10 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
     acceptedInfra: c.accepted_infra,
     neverCommit: c.never_commit,
     barEnv: c.bar_env,
+    skipQualityPolish: c.skip_quality_polish,
+    planReview: c.plan_review,
+    planRounds: c.plan_rounds,
+    ...(c.docs_file === undefined ? {} : { docsFile: c.docs_file }),
   };
 }
 
@@ -271,6 +304,12 @@ export function renderDefaultRepoConfig(): string {
     row("accepted_infra: []", "globs a human accepted: routed to a human, never auto-merged"),
     row("never_commit: []", "globs relay never commits for the agent (build output is built in)"),
     row("bar_env: []", "variables bar commands get beyond PATH, HOME, locale, TMPDIR, USER"),
+    "",
+    "# The staged lifecycle (each bounded by the operator profile's limits):",
+    row("# docs_file: docs/CHANGES.md", "kept current with each change by the docs stage"),
+    row(`skip_quality_polish: ${d.skipQualityPolish}`),
+    row(`plan_review: ${d.planReview ? "on" : "off"}`, "on: the reviewer checks a brief first"),
+    row(`plan_rounds: ${d.planRounds}`, "plan reviews before a FAIL stops for a person (1..10)"),
     "",
   ].join("\n");
 }

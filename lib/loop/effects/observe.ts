@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { InputError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { loadRepoConfig } from "../../config/repo.ts";
-import { loadProfile, type Profile, profilePath } from "../../config/profile.ts";
+import { DEFAULT_LIMITS, loadProfile, type Profile, profilePath } from "../../config/profile.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { parseReport } from "../../protocol/report.ts";
 import { readStatus } from "../../protocol/status_line.ts";
@@ -55,7 +55,14 @@ export class Offline extends Error {
 }
 
 /** `relay merge` needs no agent: it runs without the operator profile. */
-const NO_PROFILE: Profile = { path: "", roles: {} as Profile["roles"] };
+const NO_PROFILE: Profile = {
+  path: "",
+  roles: {} as Profile["roles"],
+  securityDefaulted: true,
+  safetyMode: "efficient",
+  handsfree: false,
+  limits: { ...DEFAULT_LIMITS },
+};
 
 /**
  * `offline`: `relay status` looks without fetching, as of the last fetch, and

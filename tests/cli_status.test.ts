@@ -96,3 +96,31 @@ Deno.test("relay status names an unreadable brief as a problem and exits 2", asy
   assert.equal(data.problems.length, 1);
   assert.match(data.problems[0], /^NEXT-STEPS\.md:1: /);
 });
+
+Deno.test("relay status --brief reads relay's files while a tick runs, and the tick goes on", async () => {
+  await using scene = await makeScene({ agent: "waits.sh" });
+  await queue(scene, "Slow");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const go = join(scene.dir, "go");
+  const poll = scene.relay(["poll"], { env: { FAKE_GO: go } });
+  try {
+    // Until the agent's turn is on record.
+    let seen = "";
+    for (let i = 0; i < 200 && !/after "agent-started"/.test(seen); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const res = await scene.relay(["status", "--brief"]);
+      assert.equal(res.code, 0, res.stdout + res.stderr);
+      seen = res.stdout;
+    }
+    assert.match(seen, /^brief {4}task 1 OPEN — Slow$/m);
+    assert.match(seen, /^run {6}task 1, run \S+ after "agent-started"$/m);
+    const json = JSON.parse((await scene.relay(["status", "--brief", "--json"])).stdout);
+    assert.equal(json.run.step, "agent-started");
+    assert.equal(json.hold, null);
+  } finally {
+    await Deno.writeTextFile(go, "");
+  }
+  const done = await poll;
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  assert.match(done.stdout, /task 1 shipped/);
+});

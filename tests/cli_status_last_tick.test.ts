@@ -106,7 +106,11 @@ Deno.test("into a file, relay's step lines and the tick's result line start with
   await openTask(scene, "Timed");
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, 0, all(poll));
-  assert.match(poll.stdout, new RegExp(`^${STAMP} task 1 shipped: task-1 at `));
+  // The task's start line, then the tick's result line: both stamped.
+  assert.match(
+    poll.stdout,
+    new RegExp(`^${STAMP} task 1 starts: [^\n]*\n${STAMP} task 1 shipped: task-1 at `),
+  );
   const steps = poll.stderr.split("\n").filter((l) => l.includes("relay: task 1:"));
   assert.ok(steps.length >= 2, poll.stderr);
   for (const line of steps) assert.match(line, new RegExp(`^${STAMP} relay: task 1: `));

@@ -94,7 +94,7 @@ Deno.test("the legacy file's keys map for the task and win over the repo config;
   // Four exec rounds in all: the first and three fixes.
   assert.deepEqual(c.fixRounds, { value: 3, from: "legacy config" });
   assert.deepEqual(c.warnings, [
-    "auto_commit in .review-loop/config.md is not applied by relay; set it in the operator profile",
+    "auto_commit in .review-loop/config.md is not applied: who commits is the operator profile's safety_mode (efficient: the executor commits; strict: relay commits the author's files)",
     "reviewer_model in .review-loop/config.md is not applied: models come from the operator profile (roles.reviewer.model)",
   ]);
   const line = startLine(7, c);

@@ -8,7 +8,11 @@ const TICKS = 10;
 /** What one `relay poll` said: its result word, from the line it printed. */
 function outcome(res: { code: number; stdout: string; stderr: string }): string {
   // Off a terminal the result line starts with the time (UTC): drop it.
-  const out = res.stdout.trim().replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /, "");
+  // The tick that starts the task says its start line first.
+  const out = res.stdout.trim().split("\n").at(-1)!.replace(
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /,
+    "",
+  );
   if (/^task 1 shipped/.test(out)) return "shipped";
   if (/^busy:/.test(out)) return "busy";
   // The idle tick prints nothing unless stdout is a terminal (cron mails any output).

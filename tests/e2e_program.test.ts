@@ -30,23 +30,42 @@ Deno.test("an executor program that does not exist holds the loop without using 
   assert.match(ok.stdout, /task 1 shipped/);
 });
 
-Deno.test("a reviewer program that is not on PATH holds the review without voiding a turn", async () => {
+Deno.test("a reviewer program not on PATH holds the review without voiding a turn; a fixed profile reaches the task through relay resume", async () => {
   await using scene = await makeScene();
   await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Reviewer typo" }) });
   await scene.relay(["promote"]);
-  assert.equal((await scene.relay(["poll"])).code, 0);
+  const good = await Deno.readTextFile(scene.profile);
   await Deno.writeTextFile(
     scene.profile,
-    (await Deno.readTextFile(scene.profile)).replace(
+    good.replace(
       /reviewer:\n {4}vendor: command\n {4}argv: \[[^\]]*\]/,
       'reviewer:\n    vendor: command\n    argv: ["no-such-reviewer-xyz", "{prompt}"]',
     ),
   );
+  // The task starts, and freezes the profile with the typo in it.
+  assert.equal((await scene.relay(["poll"])).code, 0);
   const res = await scene.relay(["review"]);
   assert.equal(res.code, 3, res.stdout + res.stderr);
   assert.match(res.stderr, /Cannot start the reviewer: "no-such-reviewer-xyz" is not on PATH/);
+  assert.match(res.stderr, /task 1 froze its configuration when it started/);
+  assert.match(res.stderr, /then run "relay resume": task 1 then takes up the profile as it is/);
   const record = await taskRecord(scene).catch(() => null);
   assert.equal(record?.review?.voids.length ?? 0, 0, "no reviewer turn was spent");
+
+  // Fixing the profile is not enough by itself: the task runs with what it started with.
+  await Deno.writeTextFile(scene.profile, good);
+  const still = await scene.relay(["review"]);
+  assert.equal(still.code, 3, still.stdout + still.stderr);
+  const resume = await scene.relay(["resume"]);
+  assert.equal(resume.code, 0, resume.stdout + resume.stderr);
+  assert.match(
+    resume.stdout,
+    /task 1 takes up the operator profile and repo config as they are now/,
+  );
+  assert.equal((await taskRecord(scene)).config, undefined);
+  const merged = await scene.relay(["review"]);
+  assert.equal(merged.code, 0, merged.stdout + merged.stderr);
+  assert.match(merged.stdout, /merged/);
 });
 
 Deno.test("a worktree deleted during the turn is a HOLD that says so and how to go on; nothing is lost", async () => {

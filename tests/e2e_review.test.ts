@@ -469,7 +469,8 @@ Deno.test("relay close on a fix run held at its push abandons that run: it never
   const held = await scene.relay(["poll"]);
   assert.equal(held.code, 3, held.stdout + held.stderr);
 
-  const closed = await scene.relay(["close", "1", "--reason", "give up"]);
+  // (relay abort is the same command under the paired-session workflow's name.)
+  const closed = await scene.relay(["abort", "1", "--reason", "give up"]);
   assert.equal(closed.code, 0, closed.stdout + closed.stderr);
   assert.match(closed.stdout, /abandoned run .* on task-1/);
   assert.match(closed.stdout, /promoted task 2: Survivor/);

@@ -70,7 +70,11 @@ async function shippedScene(reviewerTimeout: string): Promise<Scene> {
     ),
   );
   assert.match(await Deno.readTextFile(scene.profile), new RegExp(`timeout: ${reviewerTimeout}\n`));
-  assert.match(await Deno.readTextFile(scene.profile), new RegExp(join(REVIEWERS, "waits.sh")));
+  // The reviewer is the fake the scene's dispatch file names (tests/fixtures/dispatch.sh).
+  assert.equal(
+    await Deno.readTextFile(join(scene.dir, "reviewer-script")),
+    join(REVIEWERS, "waits.sh"),
+  );
   const queued = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Orphan" }) });
   assert.equal(queued.code, 0, all(queued));
   assert.equal((await scene.relay(["promote"])).code, 0);

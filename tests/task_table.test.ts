@@ -21,6 +21,7 @@ import {
   classify,
   type GateDecision,
   initialPlanner,
+  type Intent,
   type PlannerEvent,
   type PlannerState,
   reducePlanner,
@@ -308,6 +309,7 @@ const SEEN: Seen = {
   prHeadInMain: false,
   fixRounds: 3,
   merge: "auto",
+  handsfree: false,
 };
 const RECORD: ReviewRecord = { task: 1, branch: "task-1", verdicts: [], voids: [], fixes: [] };
 const verdict = (v: "PASS" | "FAIL", more: Partial<VerdictRecord> = {}): VerdictRecord => ({
@@ -462,6 +464,25 @@ const at = (phase: PlannerPhase, patch: Partial<PlannerState> = {}): PlannerStat
   ...patch,
 });
 
+const INTENT: Intent = {
+  task: 1,
+  action: "accept",
+  pr: "task-1",
+  head: "h1",
+  tree: "t1",
+  main: "m1",
+  receipts: [],
+  findings: [],
+  infra: [],
+  reason: null,
+};
+const accepting = (
+  action: "accept" | "reject",
+  expect: string | null,
+): Partial<PlannerState> => ({
+  mode: { kind: "merge", task: 1, accept: { action, expect, reason: "ok" } },
+});
+
 /** One sample of every fact the planner knows, with the variants its rows tell apart. */
 const FACTS: [string, PlannerEvent][] = [
   ["blocked-handed-over", { kind: "blocked-handed-over", runId: "blocked-h1-1", at: "" }],
@@ -510,6 +531,12 @@ const FACTS: [string, PlannerEvent][] = [
   ["sent-back", { kind: "sent-back", fix: 2, head: "h1", at: "", why: "w", findings: [] }],
   ["routed-to-person", { kind: "routed-to-person", head: "h1", files: ["ci.yml"], at: "" }],
   ["promoted", { kind: "promoted", message: "task 1 is merged; nothing queued" }],
+  ["acceptance-weighed", {
+    kind: "acceptance-weighed",
+    intent: INTENT,
+    digest: "d1",
+    changed: [],
+  }],
 ];
 
 /** [phase, fact, phase after] — and the state a row needs, when it needs one. */
@@ -527,6 +554,17 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ["scope-passed", "review-held", "review-held"],
   ["scope-passed", "reviewer-still-running", "reviewer-busy"],
   ["passed", "revalidated", "passed"],
+  ["accepted", "revalidated", "accepted"],
+  ["passed", "acceptance-weighed", "acceptance-shown", accepting("accept", null)],
+  ["passed", "acceptance-weighed", "acceptance-stale", accepting("accept", "d0")],
+  ["passed", "acceptance-weighed", "accepted", accepting("accept", "d1")],
+  ["passed", "acceptance-weighed", "rejected", accepting("reject", "d1")],
+  ["passed", "acceptance-weighed", "acceptance-stale", accepting("reject", "d0")],
+  ["accepted", "gate MERGE", "mergeable"],
+  ["accepted", "gate HUMAN", "mergeable"],
+  ["accepted", "gate WAIT", "merge-refused"],
+  ["accepted", "gate WAIT stale", "merge-refused"],
+  ["accepted", "gate REFUSE", "merge-refused"],
   ["passed", "gate MERGE", "mergeable"],
   ["passed", "gate MERGE", "ready-for-person", { seen: { ...SEEN, merge: "human" } }],
   ["passed", "gate MERGE", "mergeable", { mode: { kind: "merge" } }],
@@ -544,7 +582,14 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   }],
   ["mergeable", "merge-landed", "merged-now"],
   ["mergeable", "merge-missed", "merge-missed"],
-  ...(["failed", "scope-refused", "review-failed", "stale-twice", "gate-refused"] as const).map((
+  ...([
+    "rejected",
+    "failed",
+    "scope-refused",
+    "review-failed",
+    "stale-twice",
+    "gate-refused",
+  ] as const).map((
     p,
   ): [PlannerPhase, string, PlannerPhase] => [p, "sent-back", "sent-back"]),
   ["scope-human", "routed-to-person", "with-person"],
@@ -623,7 +668,25 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
   ["gate-wait", "wait", { decision: decision("WAIT") }],
   ["gate-human", "route-to-person", { decision: decision("HUMAN") }],
   ["gate-refused", "send-back", { decision: decision("REFUSE") }],
-  ["ready-for-person", "done"],
+  ["ready-for-person", "done", { seen: { ...SEEN, merge: "human" } }],
+  ["ready-for-person", "record-hold", { seen: { ...SEEN, merge: "human", handsfree: true } }],
+  ["passed", "weigh-acceptance", accepting("accept", null)],
+  ["accepted", "gate", {
+    ...accepting("accept", "d1"),
+    intent: { intent: INTENT, digest: "d1", changed: [] },
+  }],
+  ["acceptance-shown", "done", {
+    ...accepting("accept", null),
+    intent: { intent: INTENT, digest: "d1", changed: [] },
+  }],
+  ["acceptance-stale", "done", {
+    ...accepting("accept", "d0"),
+    intent: { intent: INTENT, digest: "d1", changed: ["head: h0 → h1"] },
+  }],
+  ["rejected", "send-back", {
+    ...accepting("reject", "d1"),
+    intent: { intent: { ...INTENT, action: "reject" }, digest: "d1", changed: [] },
+  }],
   ["merge-refused", "done", { decision: decision("REFUSE"), mode: { kind: "merge" } }],
   ["mergeable", "merge"],
   ["merge-missed", "wait", { said: "not mergeable" }],

@@ -22,7 +22,10 @@ Commands:
   gate       check whether the PR in flight may merge (exit 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT,
              13 nothing to gate)
   merge      gate, then merge the PR in flight through the forge, then promote the next brief
+  accept     a person accepts a task DONE awaiting acceptance, by digest (--intent-only, --expect)
+  reject     a person sends a task back at acceptance with a note, by digest
   close      give up on a task's PR without merging it (the branch stays), promote the next brief
+  abort      another name for close
   status     what the loop is doing, and why it waits
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   resume     clear a HOLD after a person has dealt with it
@@ -92,16 +95,43 @@ compare-and-swap on the reviewed head, then promotes the next queued brief.
 Exit 0 when it merged or there is nothing to merge (--json: "decision": "NONE");
 otherwise the gate's exit code (10 REFUSE, 11 HUMAN, 12 WAIT), or 1 when the
 forge would not merge.`,
+  accept: `Usage: relay accept <task> (--intent-only | --expect <digest>) [--reason R] [--json]
+
+A person's acceptance of a task that is DONE awaiting acceptance (merge policy
+human). --intent-only prints exactly what would be accepted — the task, the PR's
+head and tree, the main it merges onto, the head's receipts, the open findings,
+the reason — and its digest; nothing is merged. --expect <digest> merges through
+the gate (as relay merge) only while the state still yields that digest, then
+promotes the next brief; a new head, a moved main, a new receipt or finding, or
+another reason is refused with both digests and what changed. A human-path PR
+(owner-accepted infra) is merged this way too: its files are in the intent.
+Ticks never accept. Exit 0 (intent printed, or merged); 1 refused (digest
+mismatch, or the forge would not merge); 10 REFUSE, 12 WAIT from the gate.`,
+  reject: `Usage: relay reject <task> (--intent-only | --expect <digest>) --text NOTE [--json]
+
+A person's rejection at acceptance: sends the task back to the executor with a
+fix brief whose findings carry NOTE (a fix round, counted against fix_rounds).
+--intent-only prints what would be rejected and its digest; --expect <digest>
+does it only while the state still yields that digest. Exit 0 (intent printed,
+or sent back); 1 refused (digest mismatch).`,
   close: `Usage: relay close <task> --reason <text>
 
 A person's decision: closes the PR of <task> without merging it (its branch and
 commits stay), sets an open fix brief for it to DONE, clears a HOLD about it,
 and promotes the next queued brief. Use it when a task can neither pass review
 nor be fixed, so the one-PR-in-flight rule does not hold the loop forever.`,
-  status: `Usage: relay status [--json]
+  abort: `Usage: relay abort <task> --reason <text>
+
+Another name for relay close (the paired-session workflow's word for it): closes
+the PR of <task> without merging it, keeps its branch, and promotes the next brief.`,
+  status: `Usage: relay status [--brief] [--json]
 
 Shows the brief, the queue, the tick in progress (lock holder, journal step),
-attempts, and any HOLD with what to do about it.`,
+attempts, and any HOLD with what to do about it. A task DONE awaiting acceptance
+shows its receipts, open findings and what accepting does.
+--brief reads only relay's own files (brief, report, journal, HOLD, each tick's
+last result): no lock is taken or tested and no git runs, so it is safe while a
+tick runs. Exit 3 on a HOLD on record.`,
   show: `Usage: relay show <task> [--json]
 
 Prints task <task>'s timeline from its event log (.git/relay/tasks/<task>.events.jsonl):

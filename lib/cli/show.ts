@@ -118,6 +118,11 @@ export function describe(e: LogEntry): string[] {
           typeof d.fixes === "number" ? ` (fixes task ${d.fixes})` : ""
         }: ${cut(d.title)}${d.branch ? ` [${s(d.branch)}]` : ""}`,
       ];
+    case "config-frozen":
+      return [
+        s(d.line),
+        ...(Array.isArray(d.warnings) ? d.warnings.map((w) => `  warning: ${s(w)}`) : []),
+      ];
     case "attempt-prepared":
       return [`attempt ${s(d.attempt)} of ${s(d.of)}: on ${sha(d.base)}, in ${s(d.worktree)}`];
     case "turn-started":
@@ -186,6 +191,13 @@ export function describe(e: LogEntry): string[] {
     case "resumed":
       return [
         `resumed by a person: ${cut(d.reason)}${d.outcome ? ` (${cut(d.outcome, 60)})` : ""}`,
+      ];
+    case "accepted":
+    case "rejected":
+      return [
+        `${e.event} by a person at ${sha(d.head)} (digest ${s(d.digest)})${
+          d.reason ? `: ${cut(d.reason)}` : ""
+        }`,
       ];
     default:
       // An event from a newer relay: its name and details, as they are.

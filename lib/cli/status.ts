@@ -47,6 +47,12 @@ async function reviewState(
     }); relay never merges it`;
   }
   const verdict = verdictFor(record, report.head);
+  if (verdict?.verdict === "PASS" && !verdict.stale) {
+    const { readTask } = await import("../state/tasks.ts");
+    const full = await readTask(dirs, task);
+    const merge = (full.config as { merge?: { value?: string } } | undefined)?.merge?.value;
+    if (merge === "human") return awaitingAcceptance(task, pr, report.head, full, verdict.findings);
+  }
   if (!verdict) {
     return `task ${report.task} reported SHIPPED (${pr}): waiting for review (relay review)`;
   }
@@ -58,6 +64,25 @@ async function reviewState(
     }`;
   }
   return `${pr} failed review: a fix brief goes to the executor`;
+}
+
+/** A task DONE awaiting acceptance: its receipts, its open findings, what accepting does. */
+function awaitingAcceptance(
+  task: number,
+  pr: string,
+  head: string,
+  record: import("../state/tasks.ts").TaskRecord,
+  findings: { severity: string; text: string }[],
+): string {
+  const receipts = record.rounds.flatMap((r) => r.receipts).filter((r) => r.head === head);
+  return [
+    `task ${task} is DONE awaiting acceptance (${pr} at ${head.slice(0, 12)})`,
+    ...receipts.map((r) => `  receipt ${r.stage}: ${r.result}${r.detail ? ` (${r.detail})` : ""}`),
+    ...(findings.length
+      ? findings.map((f) => `  open finding: [${f.severity}] ${f.text}`)
+      : ["  open findings: none"]),
+    `  accepting merges ${pr} through the gate and promotes the next brief: relay accept ${task} --intent-only, then relay accept ${task} --expect <digest>; or relay reject ${task} --intent-only --text "…"`,
+  ].join("\n");
 }
 
 /**
@@ -85,12 +110,16 @@ async function nextTicks(
 }
 
 export async function status(args: string[], ctx: Context): Promise<number> {
-  const { values } = parseCommand("status", args, { json: { type: "boolean" } }, {
+  const { values } = parseCommand("status", args, {
+    json: { type: "boolean" },
+    brief: { type: "boolean" },
+  }, {
     min: 0,
     max: 0,
   });
   const repo = requireRepo(ctx);
   const state = statePaths(repo.commonDir);
+  if (values.brief) return await briefStatus(repo, values.json === true);
   const { parseBrief } = await import("../protocol/brief.ts");
   const { parseReport } = await import("../protocol/report.ts");
   const { lockState } = await import("../state/lock.ts");
@@ -273,4 +302,58 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   for (const p of problems) console.log(`problem: ${p}`);
   for (const w of warnings) console.log(w);
   return code;
+}
+
+/**
+ * `relay status --brief`: what relay's own files say, and nothing else — no
+ * lock is taken or tested, no git runs, no tick is predicted — so it is safe
+ * (and quick) while a tick runs. Exit 3 on a HOLD on record, else 0.
+ */
+async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
+  const state = statePaths(repo.commonDir);
+  const { readStatus } = await import("../protocol/status_line.ts");
+  const { readJournal } = await import("../state/journal.ts");
+  const { readHold } = await import("../state/hold.ts");
+  const { readLastTick, formatLastTick, readHoldCleared } = await import("../state/last_tick.ts");
+  const briefText = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  const header = (text: string | null, key: string) =>
+    text === null ? null : new RegExp(`^${key}:[ \t]*(.+)$`, "m").exec(text)?.[1]?.trim() ?? null;
+  const reportText = await readTextOrNull(join(repo.root, REPORT_FILE));
+  const journal = await readJournal(state.journal);
+  const hold = await readHold(state.hold);
+  const cleared = await readHoldCleared(repo.commonDir);
+  const lastPoll = await readLastTick(repo.commonDir, "poll");
+  const lastReview = await readLastTick(repo.commonDir, "review");
+  const data = {
+    brief: briefText === null ? null : {
+      status: readStatus(briefText),
+      task: header(briefText, "Task"),
+      title: header(briefText, "Title"),
+    },
+    report: reportText === null ? null : {
+      task: header(reportText, "Task"),
+      outcome: header(reportText, "Outcome"),
+    },
+    run: journal && { task: journal.task, runId: journal.runId, step: journal.step },
+    hold: hold && { task: hold.task, reason: hold.reason, next: hold.next, at: hold.at },
+    lastPoll: formatLastTick(lastPoll, cleared),
+    lastReview: formatLastTick(lastReview, cleared),
+  };
+  if (json) printJson(data);
+  else {
+    const b = data.brief;
+    console.log(
+      `brief    ${b ? `task ${b.task ?? "?"} ${b.status ?? "?"} — ${b.title ?? ""}` : "none"}`,
+    );
+    const r = data.report;
+    console.log(`report   ${r ? `task ${r.task ?? "?"} ${r.outcome ?? "?"}` : "none"}`);
+    const run = data.run;
+    console.log(
+      `run      ${run ? `task ${run.task}, run ${run.runId} after "${run.step}"` : "none"}`,
+    );
+    console.log(`poll     ${data.lastPoll}`);
+    console.log(`review   ${data.lastReview}`);
+    if (hold) console.log(`HOLD: ${hold.reason}\n  next: ${hold.next}`);
+  }
+  return hold ? 3 : 0;
 }

@@ -56,6 +56,9 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
       progress: opts.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
       log: opts.quiet ? silentLog : stderrLog,
       effects,
+      say: opts.json
+        ? (line) => console.error(stamped(redact(line), Deno.stderr.isTerminal()))
+        : (line) => console.log(stamped(redact(line), Deno.stdout.isTerminal())),
     });
   } catch (err) {
     return await ended(opts, about(failedTick(command, err)), previous, err, task);

@@ -73,7 +73,7 @@ export function parseLegacy(text: string, file = LEGACY_FILE): LegacySettings {
       case "auto_commit":
         if (bool(value) === true) {
           out.warnings.push(
-            `auto_commit in ${file} is not applied by relay; set it in the operator profile`,
+            `auto_commit in ${file} is not applied: who commits is the operator profile's safety_mode (efficient: the executor commits; strict: relay commits the author's files)`,
           );
         }
         break;

@@ -10,4 +10,9 @@ export interface TickOptions {
   log: Log;
   /** Filled with the effects the tick performs (lib/task/effects.ts), for its record. */
   effects?: string[];
+  /**
+   * A line worth saying as it happens, also under --quiet (a task's start line):
+   * stdout, or stderr when stdout carries --json.
+   */
+  say?: (line: string) => void;
 }

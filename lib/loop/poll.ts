@@ -79,6 +79,7 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
     log: opts.log,
     progress: opts.progress,
     ...(opts.profileFlag !== undefined ? { profileFlag: opts.profileFlag } : {}),
+    ...(opts.say ? { say: opts.say } : {}),
   };
   const initial = initialExecutor({
     run,
@@ -116,6 +117,10 @@ export function executorMachine(
               ...(b.fixes !== undefined ? { fixes: b.fixes } : {}),
             },
           });
+        }
+        if (event.kind === "attempt-prepared" && ctx.started) {
+          await log.add({ event: "config-frozen", role: "relay", details: ctx.started });
+          delete ctx.started;
         }
         await log.add(entry);
       }

@@ -19,7 +19,9 @@ import { writeReview } from "../state/tasks.ts";
 import type { GateDecision } from "../gate/gate.ts";
 import type { PlannerEffect } from "../task/effects.ts";
 import {
+  type AcceptRequest,
   initialPlanner,
+  type Intent,
   type PlannerEvent,
   type PlannerMode,
   type PlannerState,
@@ -40,6 +42,7 @@ import {
   sendBack,
 } from "./effects/verdicts.ts";
 import { promote } from "./effects/promotion.ts";
+import { recordAcceptance, weighAcceptance } from "./effects/acceptance.ts";
 import { recordHold, stopOnHold } from "./effects/hold.ts";
 import type { TickOptions } from "./log.ts";
 import { heldEntry, plannerEntry, Timeline } from "./timeline.ts";
@@ -52,7 +55,11 @@ export type ReviewResult =
   | { kind: "settled"; message: string }
   | { kind: "human"; message: string; files: string[] }
   | { kind: "merged"; message: string; task: number; sha: string }
-  | { kind: "fix"; message: string; task: number; fixTask: number };
+  | { kind: "fix"; message: string; task: number; fixTask: number }
+  /** relay accept/reject --intent-only: what it would do, and the digest to do it with. */
+  | { kind: "intent"; message: string; digest: string; intent: Intent }
+  /** relay accept/reject --expect with a digest the state no longer yields. */
+  | { kind: "refused"; message: string; digest: string; intent: Intent; changed: string[] };
 
 export type ReviewOptions = TickOptions;
 
@@ -102,7 +109,7 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
 
 /** `relay merge [<task>]`: the gate, then the merge, then promotion — what a PASS does, on demand. */
 export async function runMerge(
-  opts: ReviewOptions & { task?: number },
+  opts: ReviewOptions & { task?: number; accept?: AcceptRequest },
 ): Promise<ReviewResult & { decision?: GateDecision }> {
   const state = statePaths(opts.repo.commonDir);
   await using lock = await tryLock(state.reviewLock, "merge");
@@ -110,9 +117,11 @@ export async function runMerge(
     return { kind: "busy", message: "busy: a relay review is running; try again when it ends" };
   }
   const ctx: PlanContext = { repo: opts.repo, state, log: opts.log, progress: opts.progress };
-  const mode: PlannerMode = opts.task === undefined
-    ? { kind: "merge" }
-    : { kind: "merge", task: opts.task };
+  const mode: PlannerMode = {
+    kind: "merge",
+    ...(opts.task !== undefined ? { task: opts.task } : {}),
+    ...(opts.accept ? { accept: opts.accept } : {}),
+  };
   const { end } = await drive(plannerMachine(ctx, mode), initialPlanner(mode, false));
   return end.result as ReviewResult & { decision?: GateDecision };
 }
@@ -136,6 +145,16 @@ export function plannerMachine(
       const entry = plannerEntry(before, after, event);
       const log = timeline(ctx);
       if (entry && log) await log.add(entry);
+      // A person's acceptance is on record once it took effect: merged, or sent back.
+      if (after.intent && (event.kind === "merge-landed" || event.kind === "sent-back")) {
+        await recordAcceptance(ctx, after);
+        const { intent, digest } = after.intent;
+        await log?.add({
+          event: intent.action === "accept" ? "accepted" : "rejected",
+          role: "person",
+          details: { digest, head: intent.head, reason: intent.reason },
+        });
+      }
     },
     onHold: async (_s, err) => {
       const entry = heldEntry(err);
@@ -192,5 +211,7 @@ function handle(
       return routeToPerson(ctx, effect.files);
     case "merge":
       return merge(ctx, s, mode);
+    case "weigh-acceptance":
+      return weighAcceptance(ctx, s, (mode as { accept: AcceptRequest }).accept);
   }
 }

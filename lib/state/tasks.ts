@@ -70,6 +70,17 @@ export interface TaskRecord {
   rounds: Round[];
   /** The planner's part; null until the task's PR is first looked at. */
   review: ReviewRecord | null;
+  /**
+   * The configuration frozen when the task started (lib/config/task_config.ts's
+   * TaskConfig; typed loosely here, the state layer does not know config's).
+   */
+  config?: FrozenConfig;
+}
+
+export interface FrozenConfig {
+  version: 1;
+  at: string;
+  [key: string]: unknown;
 }
 
 /** Where relay's records live (StatePaths has both). */
@@ -247,6 +258,38 @@ export function addReceipt(dirs: RecordDirs, brief: BriefRef, receipt: Receipt):
   }, [brief.task]);
 }
 
+/**
+ * Lets go of the frozen configuration of the task brief `brief` works on (the
+ * task itself, or the task a fix brief is a round of): its next attempt
+ * freezes the profile and repo config as they are then. Returns the task
+ * whose configuration was let go of, or null when none was frozen.
+ */
+export async function letGoOfConfig(dirs: RecordDirs, brief: number): Promise<number | null> {
+  let names: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dirs.tasks)) {
+      if (e.isFile && /^\d+\.json$/.test(e.name)) names.push(e.name);
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+  names = names.sort((a, b) => parseInt(a) - parseInt(b));
+  for (const name of names) {
+    const raw = await readRaw(join(dirs.tasks, name)).catch(() => null);
+    if (raw?.version !== TASK_RECORD_VERSION || raw.config === undefined) continue;
+    const record = raw as unknown as TaskRecord;
+    const owns = record.task === brief || record.rounds.some((r) => r.brief === brief) ||
+      (record.review?.fixes ?? []).some((f) => f.task === brief);
+    if (!owns) continue;
+    await updateTask(dirs, record.task, (r) => {
+      delete r.config;
+    });
+    return record.task;
+  }
+  return null;
+}
+
 /** Failed attempts at this version of the brief. */
 export function failedAttempts(round: Pick<Round, "attempts">, briefHash: string): number {
   return round.attempts.filter((a) => a.brief === briefHash && a.result === "failed").length;
@@ -378,6 +421,7 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
       receipts: z.array(receipt),
     })),
     review: review.nullable(),
+    config: z.looseObject({ version: z.literal(1), at: z.string() }).optional(),
   });
   schemas.set("v1", v1);
   schemas.set("v2", v2);

@@ -75,6 +75,7 @@ export type PlannerEffect =
   | { kind: "send-back"; findings: Finding[]; why: string }
   | { kind: "route-to-person"; files: string[] }
   | { kind: "merge" }
+  | { kind: "weigh-acceptance" }
   | RecordHold;
 
 /** What a person's command does (lib/task/person.ts). */
@@ -133,6 +134,7 @@ export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
   "send-back": "planner",
   "route-to-person": "planner",
   merge: "planner",
+  "weigh-acceptance": "planner",
   survey: "person",
   "keep-run": "person",
   "abandon-run": "person",
@@ -221,6 +223,8 @@ export function describeEffect(effect: Effect): string {
       return "routes the PR to a person";
     case "merge":
       return "merges the PR";
+    case "weigh-acceptance":
+      return "works out what an acceptance would act on, and its digest";
     case "survey":
       return "reads the HOLD, the run on record and the PR";
     case "keep-run":

@@ -39,6 +39,8 @@ export interface GateCheck {
 /** The events relay writes, and the details each one carries. */
 export interface EventDetails {
   "brief-opened": { title: string; branch: string; kind: "task" | "fix"; fixes?: number };
+  /** The task's configuration was frozen: its start line, and settings found but not applied. */
+  "config-frozen": { line: string; warnings: string[] };
   /** Attempt `attempt` of the `of` attempts allowed. */
   "attempt-prepared": { attempt: number; of: number; worktree: string; base: string };
   "turn-started": { role: Role; pid: number; deadline?: string };
@@ -75,6 +77,9 @@ export interface EventDetails {
   closed: { reason: string; by: "relay close" | "forge" };
   promoted: { task: number; title: string };
   held: { reason: string; next: string };
+  /** A person's acceptance by digest (relay accept / relay reject) took effect. */
+  accepted: { digest: string; head: string; reason: string | null };
+  rejected: { digest: string; head: string; reason: string | null };
   /** `reason` is the reason of the HOLD that was cleared. */
   resumed: { reason: string; outcome?: string };
 }

@@ -43,7 +43,14 @@ export type PersonEvent =
   | { kind: "run-abandoned"; runId: string; branch: string; task: number }
   | { kind: "close-recorded"; task: number; head: string }
   | { kind: "brief-retired"; task: number }
-  | { kind: "hold-cleared"; task: number; reason: string; at: string }
+  | {
+    kind: "hold-cleared";
+    task: number;
+    reason: string;
+    at: string;
+    /** resume: the task whose frozen configuration was let go of. */
+    unfrozen?: number | null;
+  }
   | { kind: "promoted"; task: number | null; title: string | null; message: string };
 
 export interface PersonState {
@@ -111,7 +118,15 @@ export function reducePerson(s: PersonState, e: PersonEvent): PersonState {
         ? {
           ...s,
           step,
-          lines: [`cleared: HOLD on task ${e.task} (since ${e.at}): ${e.reason}`, ...s.lines],
+          lines: [
+            `cleared: HOLD on task ${e.task} (since ${e.at}): ${e.reason}`,
+            ...s.lines,
+            ...(e.unfrozen != null
+              ? [
+                `task ${e.unfrozen} takes up the operator profile and repo config as they are now: its configuration is frozen again at its next attempt`,
+              ]
+              : []),
+          ],
         }
         : said(`cleared the HOLD: ${e.reason}`);
     case "promoted":

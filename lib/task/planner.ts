@@ -46,6 +46,8 @@ export interface Seen {
   prHeadInMain: boolean;
   fixRounds: number;
   merge: "auto" | "human";
+  /** Every point that would wait for a person is a HOLD with the question in it. */
+  handsfree: boolean;
 }
 
 export interface Subject {
@@ -55,7 +57,39 @@ export interface Subject {
   brief: { task: number; title: string; branch: string };
 }
 
-export type PlannerMode = { kind: "tick" } | { kind: "merge"; task?: number };
+/**
+ * A person's acceptance (`relay accept` / `relay reject`): `expect` null is
+ * `--intent-only` (say what would be done, and its digest); otherwise the
+ * digest the person saw, which the state must still yield. `reason` is the
+ * accept's reason, or the reject's note.
+ */
+export interface AcceptRequest {
+  action: "accept" | "reject";
+  expect: string | null;
+  reason: string | null;
+}
+
+/** What an acceptance would act on: everything its digest covers. */
+export interface Intent {
+  task: number;
+  action: "accept" | "reject";
+  pr: string;
+  head: string;
+  tree: string;
+  /** origin/main: what the merge lands on. */
+  main: string;
+  /** The receipts of the head, each with the sha256 of its record. */
+  receipts: { stage: string; result: string; digest: string }[];
+  /** The findings of the verdict on the head, still open. */
+  findings: string[];
+  /** Owner-accepted infra the head changes (the human path): accepting merges it. */
+  infra: string[];
+  reason: string | null;
+}
+
+export type PlannerMode =
+  | { kind: "tick" }
+  | { kind: "merge"; task?: number; accept?: AcceptRequest };
 
 export interface PlannerState {
   mode: PlannerMode;
@@ -76,6 +110,8 @@ export interface PlannerState {
   sentBack: { fix: number } | null;
   /** This tick noticed a merge or close made outside relay (said once, also under --quiet). */
   noticed: boolean;
+  /** `relay accept`/`reject`: what it would act on, its digest, and what changed since `expect`. */
+  intent: { intent: Intent; digest: string; changed: string[] } | null;
 }
 
 export type PlannerEvent =
@@ -111,7 +147,9 @@ export type PlannerEvent =
   | { kind: "sent-back"; fix: number; head: string; at: string; why: string; findings: Finding[] }
   | { kind: "routed-to-person"; head: string; files: string[]; at: string }
   /** `task`, `title`: the brief it opened, if any. */
-  | { kind: "promoted"; message: string; task?: number; title?: string };
+  | { kind: "promoted"; message: string; task?: number; title?: string }
+  /** `changed`: how the state differs from the intent `expect` named, when it does. */
+  | { kind: "acceptance-weighed"; intent: Intent; digest: string; changed: string[] };
 
 export function initialPlanner(mode: PlannerMode, hold: boolean): PlannerState {
   return {
@@ -129,6 +167,7 @@ export function initialPlanner(mode: PlannerMode, hold: boolean): PlannerState {
     held: null,
     sentBack: null,
     noticed: false,
+    intent: null,
   };
 }
 
@@ -279,6 +318,8 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
       });
     case "promoted":
       return r({ said: e.message });
+    case "acceptance-weighed":
+      return r({ intent: { intent: e.intent, digest: e.digest, changed: e.changed } });
   }
 }
 

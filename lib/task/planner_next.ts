@@ -7,7 +7,13 @@
 import type { Finding } from "../state/reviews.ts";
 import { blockedOptions } from "./blocked.ts";
 import type { PlannerEffect } from "./effects.ts";
-import { type GateDecision, type PlannerState, verdictOn } from "./planner.ts";
+import {
+  type AcceptRequest,
+  type GateDecision,
+  type Intent,
+  type PlannerState,
+  verdictOn,
+} from "./planner.ts";
 
 const short = (sha: string) => sha.slice(0, 12);
 
@@ -127,7 +133,27 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     case "review-failed":
       return sendBack(s, s.findings, "The reviewer failed this PR.");
     case "passed":
+      return s.mode.kind === "merge" && s.mode.accept && !s.intent
+        ? { kind: "weigh-acceptance" }
+        : { kind: "gate" };
+    case "accepted":
       return { kind: "gate" };
+    case "acceptance-shown":
+      return done("intent", intentText(s), { intent: s.intent!.intent, digest: s.intent!.digest });
+    case "acceptance-stale":
+      return done("refused", staleText(s), {
+        intent: s.intent!.intent,
+        digest: s.intent!.digest,
+        changed: s.intent!.changed,
+      });
+    case "rejected": {
+      const note = (s.mode as { accept: AcceptRequest }).accept.reason ?? "";
+      return sendBack(
+        s,
+        [{ severity: "blocker", text: `a person rejected this at acceptance: ${note}` }],
+        "A person rejected this PR at acceptance.",
+      );
+    }
     case "gate-stale":
       return { kind: "mark-stale" };
     case "stale-twice":
@@ -141,12 +167,26 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       return wait("gate", `waiting: ${waitReasons(s.decision!)}`);
     case "gate-refused":
       return sendBack(s, refusals(s.decision!), "The merge gate refused this PR.");
-    case "ready-for-person":
+    case "ready-for-person": {
+      const how =
+        `relay accept ${sub.task} --intent-only, then relay accept ${sub.task} --expect <digest> (or relay reject ${sub.task} --intent-only --text "…")`;
+      if (seen.handsfree) {
+        return {
+          kind: "record-hold",
+          reason: `task ${sub.task} is DONE awaiting acceptance: accept ${pr.id} at ${
+            short(pr.head)
+          } into ${seen.main}, or send it back? (merge policy "${seen.merge}", handsfree: nobody is waiting for this question)`,
+          next: `Answer it: ${how}. Then run "relay resume".`,
+        };
+      }
       return done(
         "human",
-        `ready: ${pr.id} passed review and the gate; merge policy is "${seen.merge}": a person merges it`,
+        `DONE awaiting acceptance: task ${sub.task} (${pr.id} at ${
+          short(pr.head)
+        }) passed review and the gate; merge policy is "${seen.merge}": ${how}`,
         { files: [] },
       );
+    }
     case "mergeable":
       return { kind: "merge" };
     case "merge-missed":
@@ -260,4 +300,52 @@ function refusals(decision: GateDecision): Finding[] {
     severity: "blocker" as const,
     text: `${c.name}: ${c.reason}`,
   }));
+}
+
+/** What an acceptance would act on, as `--intent-only` prints it. */
+export function describeIntent(i: Intent): string[] {
+  return [
+    `task ${i.task}: ${i.action} ${i.pr} at ${i.head} (tree ${i.tree})`,
+    `onto main at ${i.main}`,
+    ...(i.receipts.length
+      ? i.receipts.map((r) => `receipt ${r.stage}: ${r.result} (${r.digest.slice(0, 16)})`)
+      : ["no receipts for this head"]),
+    ...(i.findings.length ? i.findings.map((f) => `open finding: ${f}`) : ["open findings: none"]),
+    ...(i.infra.length
+      ? [`owner-accepted infra, merged only because a person accepts it: ${i.infra.join(", ")}`]
+      : []),
+    `${i.action === "accept" ? "reason" : "note"}: ${i.reason ?? "(none)"}`,
+  ];
+}
+
+function intentText(s: PlannerState): string {
+  const { intent, digest } = s.intent!;
+  const task = intent.task;
+  const does = intent.action === "accept"
+    ? `merges ${intent.pr} through the gate and promotes the next brief`
+    : `sends task ${task} back to the executor with a fix brief that carries the note`;
+  const flag = intent.action === "accept"
+    ? (intent.reason === null ? "" : ` --reason ${JSON.stringify(intent.reason)}`)
+    : ` --text ${JSON.stringify(intent.reason ?? "")}`;
+  return [
+    `intent: ${digest}`,
+    ...describeIntent(intent).map((l) => `  ${l}`),
+    `${
+      intent.action === "accept" ? "accepting" : "rejecting"
+    } ${does}; to do it: relay ${intent.action} ${task} --expect ${digest}${flag}`,
+  ].join("\n");
+}
+
+function staleText(s: PlannerState): string {
+  const { intent, digest, changed } = s.intent!;
+  const ask = (s.mode as { accept: AcceptRequest }).accept;
+  return [
+    `refused: task ${intent.task} no longer yields digest ${ask.expect}; it yields ${digest}`,
+    ...(changed.length ? changed.map((c) => `  changed: ${c}`) : [
+      `  the intent of ${ask.expect} is not on record here: compare with relay ${intent.action} ${intent.task} --intent-only`,
+    ]),
+    `nothing was ${
+      intent.action === "accept" ? "merged" : "sent back"
+    }; look again with relay ${intent.action} ${intent.task} --intent-only`,
+  ].join("\n");
 }

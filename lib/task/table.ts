@@ -104,6 +104,11 @@ export const PLANNER_PHASES = [
   "gate-human",
   "gate-refused",
   "ready-for-person",
+  // A person's acceptance (relay accept / relay reject):
+  "acceptance-shown",
+  "acceptance-stale",
+  "accepted",
+  "rejected",
   "merge-refused",
   "mergeable",
   "merge-missed",
@@ -119,6 +124,7 @@ type Rule =
   | ((before: PlannerState, e: PlannerEvent, after: PlannerState) => PlannerPhase);
 
 const SENDS_BACK = [
+  "rejected",
   "failed",
   "scope-refused",
   "review-failed",
@@ -160,6 +166,19 @@ export const PLANNER_TABLE: ReadonlyArray<
   ["scope-passed", "review-held", "review-held"],
   ["scope-passed", "reviewer-still-running", "reviewer-busy"],
   ["passed", "revalidated", "passed"],
+  ["accepted", "revalidated", "accepted"],
+  ["passed", "acceptance-weighed", (_b, e, a) => {
+    const w = e as Extract<PlannerEvent, { kind: "acceptance-weighed" }>;
+    const ask = a.mode.kind === "merge" ? a.mode.accept : undefined;
+    if (!ask || ask.expect === null) return "acceptance-shown";
+    if (ask.expect !== w.digest) return "acceptance-stale";
+    return ask.action === "accept" ? "accepted" : "rejected";
+  }],
+  // A person who accepted by digest merges the human path too (its files are in the intent).
+  ["accepted", "gate-decided", (_b, e) => {
+    const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision.decision;
+    return d === "MERGE" || d === "HUMAN" ? "mergeable" : "merge-refused";
+  }],
   ["passed", "gate-decided", (_b, e, a) => {
     const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision;
     if (a.mode.kind === "merge") return d.decision === "MERGE" ? "mergeable" : "merge-refused";

@@ -155,10 +155,19 @@ export class Scene implements AsyncDisposable {
   /**
    * Writes the operator profile with a `command` executor running a fake agent
    * and a `command` reviewer running a fake reviewer (tests/fixtures/reviewers/).
+   * A fake named by file goes through tests/fixtures/dispatch.sh, which reads
+   * the script from `<scene>/executor-script` / `<scene>/reviewer-script`: the
+   * profile stays the same bytes, so switching fakes mid-task reaches a task
+   * whose configuration is frozen. An argv array is written into the profile.
    */
   async setAgent(agent: string | string[], extra = "", reviewer = "honest.sh"): Promise<void> {
-    const argv = typeof agent === "string" ? ["bash", join(AGENTS, agent), "{prompt}"] : agent;
-    const reviewerArgv = ["bash", join(REVIEWERS, reviewer), "{prompt}"];
+    const dispatch = (role: string, script: string) => {
+      const file = join(this.dir, `${role}-script`);
+      Deno.writeTextFileSync(file, script);
+      return ["bash", join(ROOT, "tests", "fixtures", "dispatch.sh"), file, "{prompt}"];
+    };
+    const argv = typeof agent === "string" ? dispatch("executor", join(AGENTS, agent)) : agent;
+    const reviewerArgv = dispatch("reviewer", join(REVIEWERS, reviewer));
     await Deno.mkdir(dirname(this.profile), { recursive: true });
     await Deno.writeTextFile(
       this.profile,

@@ -12,12 +12,10 @@ import { loadProfile, profilePath } from "../../config/profile.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import type { Brief } from "../../protocol/types.ts";
-import { buildInvocation } from "../../agents/presets.ts";
-import { requireProgram } from "../../agents/which.ts";
 import { LOCK_WAIT_MS, lockHolder, waitLock } from "../../state/lock.ts";
 import { anchorRef, BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
 import type { Journal } from "../../state/journal.ts";
-import { failedAttempts, readReview, readRound } from "../../state/tasks.ts";
+import { failedAttempts, ownerOf, readReview, readRound } from "../../state/tasks.ts";
 import { failpoint } from "../../state/failpoint.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
@@ -32,6 +30,7 @@ import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "../workt
 import { controlFiles, executorScope, markRemoteLogs } from "../guard.ts";
 import { markWorktree, primaryDiffHash, primaryFiles } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
+import { applyTaskConfig, freezeTask, requireFrozenProgram } from "./freeze.ts";
 
 type Tick = ExecContext;
 
@@ -74,14 +73,17 @@ export async function getReady(tick: Tick, s: ExecutorState): Promise<ExecutorEv
     brief = parseBrief(text ?? "", BRIEF_FILE);
   }
   tick.brief = brief;
+  // A task that started runs with the configuration it started with.
+  await applyTaskConfig(tick.ready, tick.state, ownerOf(brief));
+  const { config: applied } = tick.ready;
   const failed = failedAttempts(await readRound(tick.state, brief), await briefDigest(brief));
-  if (!s.run && failed >= config.attempts) {
+  if (!s.run && failed >= applied.attempts) {
     // The cap was reached but the BLOCKED paperwork never landed: finish it now.
     tick.log.step(
       `task ${brief.task} already failed ${failed} time(s); writing the BLOCKED report`,
     );
   }
-  return { kind: "ready", cap: config.attempts, failed, brief: view(brief) };
+  return { kind: "ready", cap: applied.attempts, failed, brief: view(brief) };
 }
 
 /** origin/main as of the last fetch; a HOLD that clears by itself when it is missing. */
@@ -141,7 +143,7 @@ export async function prepareAttempt(
   s: ExecutorState,
   emit: (e: ExecutorEvent) => Promise<void>,
 ): Promise<ExecutorEvent | void> {
-  const { primary, config, profile } = ready(tick);
+  const r = ready(tick);
   const brief = briefOf(tick);
   const failed = s.failed;
   const runId = newRunId(`task${brief.task}-a${failed + 1}`);
@@ -161,12 +163,12 @@ export async function prepareAttempt(
         waitedS: LOCK_WAIT_MS / 1000,
       };
     }
-    // A program that is not there is the operator's problem, not a failed attempt.
-    const probe = buildInvocation("executor", profile.roles.executor, "relay", { isRoot: false });
+    // A program that is not there is the operator's problem, not a failed attempt; checked
+    // before the configuration is frozen, so a typo in a new task's profile is fixed in place.
     // (With the cap reached only relay's BLOCKED report is left to write: no program needed.)
-    if (probe.kind === "process" && failed < config.attempts) {
-      await requireProgram("executor", probe.argv, probe.env, profile.path);
-    }
+    if (failed < r.config.attempts) await requireFrozenProgram("executor", r);
+    await freezeTask(tick, brief, r);
+    const { primary, config, profile } = r;
 
     await primary.fetch(config.remote);
     const originMain = await requireOriginMain(tick);

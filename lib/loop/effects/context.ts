@@ -16,6 +16,8 @@ export interface Ready {
   primary: Git;
   config: RepoConfig;
   profile: Profile;
+  /** The task whose frozen configuration `config` and `profile` carry (lib/loop/effects/freeze.ts). */
+  frozen?: { task: number; config: import("../../config/task_config.ts").TaskConfig };
 }
 
 export interface TickContext {
@@ -24,6 +26,8 @@ export interface TickContext {
   log: Log;
   progress: Progress;
   profileFlag?: string;
+  /** Says a line as it happens (lib/loop/log.ts TickOptions.say). */
+  say?: (line: string) => void;
   /** Set by the effect that loads the config. */
   ready?: Ready;
   /** The task's timeline this tick appends to (lib/loop/timeline.ts), keyed by task/brief. */
@@ -33,6 +37,8 @@ export interface TickContext {
 /** An executor tick's context: the brief it works on, once known. */
 export interface ExecContext extends TickContext {
   brief?: Brief;
+  /** Set when this tick froze its task's configuration: the start line, for the timeline. */
+  started?: { line: string; warnings: string[] };
 }
 
 export function ready(ctx: TickContext): Ready {

@@ -19,6 +19,7 @@ import { readReview } from "../../state/tasks.ts";
 import { plannerForge } from "../../forge/planner_forge.ts";
 import type { PlannerEvent, PlannerMode, Seen } from "../../task/planner.ts";
 import { firstMerged } from "../merged.ts";
+import { applyTaskConfig } from "./freeze.ts";
 import type { PlanContext, PlanSubject } from "./context.ts";
 
 export async function showOrNull(git: Git, spec: string): Promise<string | null> {
@@ -90,6 +91,7 @@ export async function observe(
     prHeadInMain: false,
     fixRounds: config.fixRounds,
     merge: config.merge,
+    handsfree: false,
   };
   const subject = originMain ? await readSubject(primary, originMain) : null;
   if (!subject) return { kind: "observed", seen, record: null };
@@ -97,6 +99,11 @@ export async function observe(
     ? await loadProfile(profilePath(tick.profileFlag))
     : NO_PROFILE;
   tick.ready = { config, primary, profile };
+  // The task runs with the configuration it started with: its reviewer, its rounds, its merge.
+  await applyTaskConfig(tick.ready, tick.state, subject.task);
+  seen.fixRounds = tick.ready.config.fixRounds;
+  seen.merge = tick.ready.config.merge;
+  seen.handsfree = tick.ready.frozen?.config.handsfree.value ?? profile.handsfree;
   tick.subject = subject;
   const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
   const { report, brief } = subject;

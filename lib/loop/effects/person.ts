@@ -13,7 +13,7 @@ import { clearHold, type Hold, readHold, resumeKeepsRun } from "../../state/hold
 import { type Journal, readJournal } from "../../state/journal.ts";
 import { recordHoldCleared } from "../../state/last_tick.ts";
 import { BRIEF_FILE, type StatePaths } from "../../state/paths.ts";
-import { readReview, writeReview } from "../../state/tasks.ts";
+import { letGoOfConfig, readReview, writeReview } from "../../state/tasks.ts";
 import type { PersonEffect } from "../../task/effects.ts";
 import type { PersonCommand, PersonEvent, PersonSeen, PersonState } from "../../task/person.ts";
 import { abandonRun } from "../abandon.ts";
@@ -134,7 +134,9 @@ export async function handlePerson(
       await clearHold(ctx.state.hold);
       // From now on, `relay status` shows tick records from before this as history.
       await recordHoldCleared(ctx.repo.commonDir, command.kind, hold);
-      return { kind: "hold-cleared", task: hold.task, reason: hold.reason, at: hold.at };
+      // A person who resumes may have fixed the profile: the held task takes it up.
+      const unfrozen = command.kind === "resume" ? await letGoOfConfig(ctx.state, hold.task) : null;
+      return { kind: "hold-cleared", task: hold.task, reason: hold.reason, at: hold.at, unfrozen };
     }
     case "promote-next": {
       const next = await promoteNext(ctx.repo.root);

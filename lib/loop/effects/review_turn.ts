@@ -14,7 +14,7 @@ import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
 import { reviewerPrompt } from "../../agents/prompt.ts";
-import { requireRoleProgram, roleTimeoutMs, startTurn, timedOutText } from "../../agents/turn.ts";
+import { roleTimeoutMs, startTurn, timedOutText } from "../../agents/turn.ts";
 import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
 import { failpoint } from "../../state/failpoint.ts";
@@ -38,6 +38,7 @@ import { markTurn } from "../turn_anchors.ts";
 import { voidCause } from "../build_output.ts";
 import { forgeOf, type PlanContext, type PlanSubject, prOf, ready, subjectOf } from "./context.ts";
 import { showOrNull } from "./observe.ts";
+import { requireFrozenProgram } from "./freeze.ts";
 import {
   keepReviewerCommits,
   removeLeftoverReviewWorktrees,
@@ -59,7 +60,7 @@ export async function runReviewerTurn(
   emit: (e: PlannerEvent) => Promise<void>,
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
-  await requireRoleProgram("reviewer", tick.profile.roles.reviewer, tick.profile.path);
+  await requireFrozenProgram("reviewer", ready(ctx));
   return await runReview(tick, subjectOf(ctx), prOf(ctx), emit);
 }
 

@@ -97,7 +97,7 @@ async function originMainSubject(scene: Scene): Promise<string> {
   return await scene.out(["log", "-1", "--format=%s", "origin/main"]);
 }
 
-Deno.test("a reviewer orphaned by a killed review tick is waited for, not joined by a second one, and the next tick after it ends reviews normally", async () => {
+Deno.test("a reviewer orphaned by a killed review tick is waited for, never joined by a second one; once gone its turn is uncertain: a HOLD, replayed only by resume --retry-uncertain", async () => {
   await using scene = await shippedScene("60s");
   const count = join(scene.dir, "reviews.log");
   const go = join(scene.dir, "go");
@@ -133,15 +133,39 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, not joined
     assert.equal(last.result, "busy");
     assert.equal(last.exit, 0);
 
-    // It ends on its own; the next tick voids that unwatched turn and reviews afresh.
+    // It ends on its own while no tick watches it: an uncertain turn. The next tick says so,
+    // holds, and launches nothing; a plain resume leaves it; only --retry-uncertain replays it.
     await Deno.writeTextFile(go, "");
     assert.ok(await waitUntilGone(journal.pid, 20_000), "the orphaned reviewer did not end");
+    const held = await scene.relay(["review"], { env });
+    assert.equal(held.code, 3, all(held));
+    assert.match(
+      held.stderr,
+      new RegExp(
+        `HOLD: task 1: uncertain reviewer turn: run ${journal.runId} \\(pid ${journal.pid}, run ${journal.runId}\\) ended while no tick watched it`,
+      ),
+    );
+    assert.match(held.stderr, /relay resume --retry-uncertain/);
+    for (let minute = 0; minute < 2; minute++) {
+      assert.equal((await scene.relay(["review"], { env })).code, 3);
+    }
+    assert.equal(await launches(count), 1, "an uncertain turn was replayed by a tick");
+    const plain = await scene.relay(["resume"]);
+    assert.equal(plain.code, 3, all(plain));
+    assert.match(plain.stdout, /not cleared: the HOLD is an uncertain reviewer turn/);
+    assert.equal((await scene.relay(["review"], { env })).code, 3);
+    assert.equal(await launches(count), 1);
+    const retry = await scene.relay(["resume", "--retry-uncertain"]);
+    assert.equal(retry.code, 0, all(retry));
+    assert.match(
+      retry.stdout,
+      new RegExp(`the uncertain reviewer turn of run ${journal.runId} is void`),
+    );
+    const again = await scene.relay(["resume", "--retry-uncertain"]);
+    assert.equal(again.code, 2, all(again));
+    assert.match(again.stdout, /nothing to replay/);
     const res = await scene.relay(["review"], { env });
     assert.equal(res.code, 0, all(res));
-    assert.match(
-      res.stderr,
-      new RegExp(`the reviewer of run ${journal.runId} ended while no tick watched it`),
-    );
     assert.match(res.stdout, /task 1 merged/);
     assert.match(await originMainSubject(scene), /^Merge task-1: Orphan/);
     assert.equal(await launches(count), 2);
@@ -151,9 +175,10 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, not joined
       "two reviewers ran at the same time",
     );
     const record = await readReviewRecord(scene);
-    assert.deepEqual(
-      record.voids.map((v) => [v.runId, v.why]),
-      [[journal.runId, "interrupted"]],
+    assert.deepEqual(record.voids.map((v) => v.runId), [journal.runId]);
+    assert.match(
+      record.voids[0]!.why,
+      /^uncertain \(ended while no tick watched it\); run again by relay resume --retry-uncertain$/,
     );
     assert.equal(record.verdicts.length, 1);
     assert.notEqual(record.verdicts[0]!.runId, journal.runId);

@@ -36,6 +36,7 @@ const FACTS: PersonEvent[] = [
   { kind: "brief-retired", task: 4 },
   { kind: "hold-cleared", ...HOLD },
   { kind: "promoted", task: 5, title: "Next", message: "" },
+  { kind: "uncertain-released", runId: "review3-t1", role: "reviewer", task: 3 },
 ];
 
 /** The rows, written out: (from, fact) → to. Any other pair is refused. */
@@ -47,6 +48,7 @@ const ROWS: [PersonStep, PersonEvent["kind"], PersonStep][] = [
   ["pr-closed", "run-kept", "run-settled"],
   ["agent-stopped", "run-kept", "run-settled"],
   ["surveyed", "run-abandoned", "run-settled"],
+  ["surveyed", "uncertain-released", "run-settled"],
   ["pr-closed", "run-abandoned", "run-settled"],
   ["agent-stopped", "run-abandoned", "run-settled"],
   ["pr-closed", "close-recorded", "close-recorded"],
@@ -89,6 +91,13 @@ const seen = (patch: Partial<PersonSeen> = {}): PersonSeen => ({
   ...patch,
 });
 
+const UNCERTAIN = { runId: "review3-t1", role: "reviewer" as const, task: 3 };
+const retrying = (step: PersonStep, seen: PersonSeen): PersonState => ({
+  ...initialPerson({ kind: "resume", retryUncertain: true }),
+  step,
+  seen,
+});
+
 /** (what, state) → the effect named, or the ending's result kind. */
 const NEXT: [string, PersonState, string][] = [
   ["resume: nothing read yet", at("start", null, false), "survey"],
@@ -114,6 +123,27 @@ const NEXT: [string, PersonState, string][] = [
     "clear-hold",
   ],
   ["resume: cleared", at("hold-cleared", seen({ hold: HOLD }), false), "done:cleared"],
+  [
+    "resume: the HOLD is an uncertain reviewer turn: left as it is",
+    at("surveyed", seen({ hold: { ...HOLD, runId: "review3-t1" }, uncertain: UNCERTAIN }), false),
+    "done:uncertain",
+  ],
+  [
+    "resume --retry-uncertain: the uncertain turn is released",
+    retrying("surveyed", seen({ hold: { ...HOLD, runId: "review3-t1" }, uncertain: UNCERTAIN })),
+    "release-uncertain",
+  ],
+  [
+    "resume --retry-uncertain: then the HOLD is cleared",
+    retrying("run-settled", seen({ hold: { ...HOLD, runId: "review3-t1" }, uncertain: UNCERTAIN })),
+    "clear-hold",
+  ],
+  [
+    "resume --retry-uncertain: an uncertain turn the HOLD does not name is not replayed",
+    retrying("surveyed", seen({ hold: { ...HOLD, runId: "r1" }, uncertain: UNCERTAIN })),
+    "done:refused",
+  ],
+  ["resume --retry-uncertain: no HOLD", retrying("surveyed", seen()), "done:refused"],
   ["close: nothing read yet", at("start", null), "survey"],
   ["close: no PR", at("surveyed", seen({ pr: null })), "done:refused"],
   [

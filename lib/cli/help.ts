@@ -148,12 +148,18 @@ brief-opened (null without one); "why" is the reason a fix round was sent back.
 
 Exit 0; 2 for a task with no timeline (the message lists those that have one) or a
 malformed log line (the message names the file and line).`,
-  resume: `Usage: relay resume
+  resume: `Usage: relay resume [--retry-uncertain]
 
 Clears a HOLD once a person has dealt with it. A held executor run whose branch
 was not pushed yet is abandoned (its work stays on the branch and under
 refs/relay/anchors/) and the next tick starts a new attempt; a run already
-pushed is finished by the next tick.`,
+pushed is finished by the next tick. The held task takes up the operator profile
+and repo config as they are now (its configuration is frozen again at its next
+attempt).
+A turn whose process ended while no tick watched it (the tick was killed) is
+uncertain: the tick that finds it holds, and relay resume leaves that HOLD as it
+is (exit 3). --retry-uncertain is the only way to run the turn again; with no
+uncertain turn on record it changes nothing (exit 2).`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

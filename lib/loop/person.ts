@@ -25,7 +25,8 @@ import { handlePerson, type PersonContext } from "./effects/person.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface PersonResult extends TickEnd {
-  kind: "busy" | "idle" | "cleared" | "closed" | "refused";
+  /** `uncertain`: resume left a HOLD on an uncertain turn as it is (see --retry-uncertain). */
+  kind: "busy" | "idle" | "cleared" | "closed" | "refused" | "uncertain";
   lines: string[];
 }
 
@@ -125,12 +126,26 @@ async function run(command: PersonCommand, ctx: PersonContext): Promise<PersonRe
 
 const busy = (message: string): PersonResult => ({ kind: "busy", message, lines: [message] });
 
-/** `relay resume`: under the poll lock, so no poll acts on the run while it is settled. */
-export async function resumeHold(repo: RepoPaths): Promise<PersonResult> {
+/**
+ * `relay resume`: under the poll lock, so no poll acts on the run while it is
+ * settled; with --retry-uncertain also under the review lock (it settles a
+ * reviewer turn).
+ */
+export async function resumeHold(
+  repo: RepoPaths,
+  opts: { retryUncertain?: boolean } = {},
+): Promise<PersonResult> {
   const state = statePaths(repo.commonDir);
+  await using review = opts.retryUncertain ? await tryLock(state.reviewLock, "resume") : null;
+  if (opts.retryUncertain && !review) {
+    return busy("busy: a tick is running; try again when it ends");
+  }
   await using lock = await tryLock(state.pollLock, "resume");
   if (!lock) return busy("busy: a tick is running; try again when it ends");
-  return await run({ kind: "resume" }, { repo, state });
+  return await run(
+    { kind: "resume", ...(opts.retryUncertain ? { retryUncertain: true } : {}) },
+    { repo, state },
+  );
 }
 
 /** `relay close <task>`: under both ticks' locks. */

@@ -20,6 +20,11 @@ export interface ReviewJournal {
   deadline?: string;
   /** Its disposable worktree. */
   worktree: string;
+  /**
+   * Set when a later tick found the reviewer gone with no tick watching it: an
+   * uncertain turn, kept here (and named by the HOLD) until a person decides.
+   */
+  uncertain?: { at: string; why: string };
 }
 
 export async function readReviewJournal(path: string): Promise<ReviewJournal | null> {

@@ -88,7 +88,8 @@ export type PersonEffect =
   | { kind: "record-close" }
   | { kind: "retire-open-brief" }
   | { kind: "clear-hold" }
-  | { kind: "promote-next" };
+  | { kind: "promote-next" }
+  | { kind: "release-uncertain" };
 
 /** Stops the loop for a person: recorded in hold.json, said on one screen. */
 export interface RecordHold {
@@ -144,6 +145,7 @@ export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
   "retire-open-brief": "person",
   "clear-hold": "person",
   "promote-next": "person",
+  "release-uncertain": "person",
 };
 
 /** The side an effect belongs to: a turn is its role's (the executor's turn is the executor's). */
@@ -243,5 +245,7 @@ export function describeEffect(effect: Effect): string {
       return "clears the HOLD";
     case "promote-next":
       return "promotes the next queued brief";
+    case "release-uncertain":
+      return "voids the uncertain turn so the next tick runs it again";
   }
 }

@@ -10,7 +10,8 @@ import type { Ending, PersonEffect } from "./effects.ts";
 import { type PersonStep, personStepAfter } from "./table.ts";
 
 export type PersonCommand =
-  | { kind: "resume" }
+  /** `retryUncertain`: `relay resume --retry-uncertain`, the only way to replay an uncertain turn. */
+  | { kind: "resume"; retryUncertain?: boolean }
   | { kind: "close"; task: number; reason: string };
 
 /** What the command found before it changed anything. */
@@ -27,6 +28,11 @@ export interface PersonSeen {
     /** The pid of an agent a killed tick left running (still alive, or past its deadline). */
     agentPid: number | null;
   } | null;
+  /**
+   * The held turn is uncertain: its process ended while no tick watched it, so
+   * nobody knows what it did. Only `--retry-uncertain` runs it again.
+   */
+  uncertain?: { runId: string; role: "reviewer"; task: number } | null;
   /** `close` only: the task's PR, or null when there is none. */
   pr?: { id: string; head: string; state: "open" | "merged" | "closed"; branch: string } | null;
   /** `close` only: the OPEN brief's Task number when it works on the task's branch. */
@@ -51,7 +57,8 @@ export type PersonEvent =
     /** resume: the task whose frozen configuration was let go of. */
     unfrozen?: number | null;
   }
-  | { kind: "promoted"; task: number | null; title: string | null; message: string };
+  | { kind: "promoted"; task: number | null; title: string | null; message: string }
+  | { kind: "uncertain-released"; runId: string; role: "reviewer"; task: number };
 
 export interface PersonState {
   command: PersonCommand;
@@ -131,6 +138,10 @@ export function reducePerson(s: PersonState, e: PersonEvent): PersonState {
         : said(`cleared the HOLD: ${e.reason}`);
     case "promoted":
       return said(e.task === null ? e.message : `promoted task ${e.task}: ${e.title}`);
+    case "uncertain-released":
+      return said(
+        `the uncertain ${e.role} turn of run ${e.runId} is void; the next review tick runs the review of task ${e.task} again (a new ${e.role} turn)`,
+      );
   }
 }
 
@@ -145,7 +156,25 @@ export function nextPerson(s: PersonState): PersonEffect | Done {
   const { command, seen, step } = s;
   const run = runToSettle(s);
   if (command.kind === "resume") {
+    const uncertain = seen.hold && seen.uncertain?.runId === seen.hold.runId
+      ? seen.uncertain
+      : null;
+    if (command.retryUncertain && !uncertain) {
+      return done(
+        "refused",
+        `nothing to replay: ${
+          seen.hold ? "the HOLD is not about an uncertain turn" : "there is no HOLD"
+        }; "relay status" shows what the loop waits for`,
+      );
+    }
     if (!seen.hold) return done("idle", "no HOLD to clear");
+    if (uncertain && step === "surveyed") {
+      if (command.retryUncertain) return { kind: "release-uncertain" };
+      return done(
+        "uncertain",
+        `not cleared: the HOLD is an uncertain ${uncertain.role} turn (run ${uncertain.runId}, task ${uncertain.task}), and relay resume never replays one by itself. To run it again: relay resume --retry-uncertain. To give up on the task: relay close ${uncertain.task} --reason "…".`,
+      );
+    }
     if (step === "surveyed" && run) {
       return run.keeps ? { kind: "keep-run" } : { kind: "abandon-run", why: seen.hold.reason };
     }

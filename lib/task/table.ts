@@ -248,6 +248,7 @@ export const PERSON_TABLE: ReadonlyArray<
   [["pr-closed"], "agent-stopped", "agent-stopped"],
   [["surveyed", "pr-closed", "agent-stopped"], "run-kept", "run-settled"],
   [["surveyed", "pr-closed", "agent-stopped"], "run-abandoned", "run-settled"],
+  [["surveyed"], "uncertain-released", "run-settled"],
   [["pr-closed", "agent-stopped", "run-settled"], "close-recorded", "close-recorded"],
   [["close-recorded"], "brief-retired", "brief-retired"],
   [["surveyed", "run-settled", "close-recorded", "brief-retired"], "hold-cleared", "hold-cleared"],

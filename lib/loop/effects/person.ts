@@ -59,6 +59,11 @@ async function survey(ctx: PersonContext, command: PersonCommand): Promise<Perso
         : null,
     },
   };
+  if (command.kind === "resume") {
+    const { readReviewJournal } = await import("../review_journal.ts");
+    const rj = await readReviewJournal(ctx.state.reviewJournal);
+    if (rj?.uncertain) seen.uncertain = { runId: rj.runId, role: "reviewer", task: rj.task };
+  }
   if (command.kind === "close") {
     const { loadRepoConfig } = await import("../../config/repo.ts");
     const { Git } = await import("../../git/git.ts");
@@ -137,6 +142,28 @@ export async function handlePerson(
       // A person who resumes may have fixed the profile: the held task takes it up.
       const unfrozen = command.kind === "resume" ? await letGoOfConfig(ctx.state, hold.task) : null;
       return { kind: "hold-cleared", task: hold.task, reason: hold.reason, at: hold.at, unfrozen };
+    }
+    case "release-uncertain": {
+      const rj = await import("../review_journal.ts");
+      const journal = (await rj.readReviewJournal(ctx.state.reviewJournal))!;
+      const record = await readReview(ctx.state, journal.task, `task-${journal.task}`);
+      if (!record.voids.some((v) => v.runId === journal.runId)) {
+        record.voids.push({
+          runId: journal.runId,
+          at: new Date().toISOString(),
+          why: `uncertain (${
+            journal.uncertain?.why ?? "ended while no tick watched it"
+          }); run again by relay resume --retry-uncertain`,
+        });
+        await writeReview(ctx.state, record);
+      }
+      await rj.clearReviewJournal(ctx.state.reviewJournal);
+      return {
+        kind: "uncertain-released",
+        runId: journal.runId,
+        role: "reviewer",
+        task: journal.task,
+      };
     }
     case "promote-next": {
       const next = await promoteNext(ctx.repo.root);

@@ -72,6 +72,22 @@ export async function settleOrphanReviewer(
       };
     }
     let why = "interrupted";
+    if (state.kind !== "stopped" && orphan.task === s.task) {
+      // It ended on its own while no tick watched it: what it did and what it would have
+      // said are unknown. Not replayed by itself (a paid turn, and it may act twice).
+      const uncertain = orphan.uncertain ??
+        { at: now(), why: "ended while no tick watched it" };
+      await rj.writeReviewJournal(tick.state.reviewJournal, { ...orphan, uncertain });
+      if (state.reused) tick.log.step(`not our reviewer: ${state.reused}`);
+      return {
+        kind: "review-held",
+        reason:
+          `task ${s.task}: uncertain reviewer turn: run ${orphan.runId} (${run}) ended while no tick watched it, so nobody checked what it did or what it concluded`,
+        next:
+          `relay does not run it again by itself (a replay is another paid turn, and may act twice). Look at .git/relay/runs/${orphan.runId}/, then either run it again with "relay resume --retry-uncertain", or give up on the task with relay close ${s.task} --reason "…".`,
+        runId: orphan.runId,
+      };
+    }
     if (state.kind === "stopped") {
       why = "interrupted; stopped past its turn limit";
     } else {

@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   abort: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
   show: async () => (await import("./lib/cli/show.ts")).show,
+  probe: async () => (await import("./lib/cli/probe.ts")).probe,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,

@@ -11,6 +11,8 @@ export const Exit = {
   failure: 1,
   badInput: 2,
   hold: 3,
+  /** safety_mode strict: a role has no passing probe for the program it would run. */
+  probe: 4,
 } as const;
 
 /** Wrong command-line usage: unknown flag, missing argument. Exit 2. */
@@ -115,4 +117,18 @@ function indent(text: string): string {
   const lines = text.split("\n");
   const tail = lines.length > 20 ? lines.slice(-20) : lines;
   return tail.map((l) => `  ${l}`).join("\n");
+}
+
+/**
+ * Strict mode refuses to run a role whose program has no passing probe, or
+ * changed since it was probed. Exit 4. Not recorded: it clears itself once
+ * `relay probe` passes for the program as it is.
+ */
+export class ProbeError extends Error {
+  override name = "ProbeError";
+  readonly next: string;
+  constructor(reason: string, next: string) {
+    super(reason);
+    this.next = next;
+  }
 }

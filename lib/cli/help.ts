@@ -29,10 +29,12 @@ Commands:
   status     what the loop is doing, and why it waits
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   resume     clear a HOLD after a person has dealt with it
+  probe      check that each role's program works as relay relies on, and record it
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
-Exit codes: 0 done, idle or busy; 1 failure; 2 bad input or usage; 3 HOLD (a person is needed).
+Exit codes: 0 done, idle or busy; 1 failure; 2 bad input or usage; 3 HOLD (a person is needed);
+4 re-probe (safety_mode strict: a role's program has no passing probe as it is now).
 
 ${GLOBAL}`,
   init: `Usage: relay init [--web-root]
@@ -160,6 +162,17 @@ A turn whose process ended while no tick watched it (the tick was killed) is
 uncertain: the tick that finds it holds, and relay resume leaves that HOLD as it
 is (exit 3). --retry-uncertain is the only way to run the turn again; with no
 uncertain turn on record it changes nothing (exit 2).`,
+  probe: `Usage: relay probe [--role executor|reviewer|security] [--json]
+
+For each role (or the one named) in the operator profile: resolves the program
+(absolute path, sha256, --version for claude and codex), then runs one short turn
+in a scratch repository in a temporary folder — the executor must be able to
+write a file; a reviewer-side role must not change its checkout. Prints PASS,
+PASS_RESIDUAL_RISK (it works, but runs unsandboxed or as root, or relay cannot
+tell) or FAIL with the reason, and records it in .git/relay/probes.json with the
+program it saw. With safety_mode: strict in the profile, the ticks run a role
+only with a passing probe of the program as it is now: otherwise they exit 4
+and say to re-probe. Exit 0 when no role failed, 1 otherwise.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

@@ -4,7 +4,15 @@
  * so they can keep a repeated line out of cron.log. Light: the idle tick
  * loads it.
  */
-import { CommandError, Exit, HoldError, InputError, RetryError, UsageError } from "../errors.ts";
+import {
+  CommandError,
+  Exit,
+  HoldError,
+  InputError,
+  ProbeError,
+  RetryError,
+  UsageError,
+} from "../errors.ts";
 import { redact } from "../proc/redact.ts";
 import { stamped } from "../proc/log.ts";
 
@@ -23,6 +31,9 @@ export function describeError(err: unknown): { code: number; text: string } {
   }
   if (err instanceof HoldError) {
     return { code: Exit.hold, text: `relay: HOLD: ${err.message}\n  next: ${err.next}` };
+  }
+  if (err instanceof ProbeError) {
+    return { code: Exit.probe, text: `relay: re-probe: ${err.message}\n  next: ${err.next}` };
   }
   if (err instanceof RetryError) {
     return {

@@ -165,6 +165,8 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const relay = join(common, "relay");
   for (const dir of RELAY_RECORDS) await addTree(out, label, join(relay, dir), TIMELINE_SKIP);
   await addTree(out, label, join(relay, "hold.json"));
+  // What strict mode trusts: a probe an agent wrote would pass a changed program.
+  await addTree(out, label, join(relay, "probes.json"));
   // A run folder that appears (or goes) during a turn was not made by relay.
   out[`${label(join(relay, "runs"))}/`] = await sha256(
     (await listDir(join(relay, "runs"))).join("\n"),

@@ -7,7 +7,7 @@
  * node:path, relay's error classes, its JSON helpers and paths, nothing else.
  */
 import { join } from "node:path";
-import { HoldError, InputError, RetryError, UsageError } from "../errors.ts";
+import { HoldError, InputError, ProbeError, RetryError, UsageError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 
 export type TickCommand = "poll" | "review";
@@ -51,6 +51,7 @@ export function lastTickPath(commonDir: string, command: TickCommand): string {
 export function exitCodeFor(err: unknown): number {
   if (err instanceof InputError || err instanceof UsageError) return 2;
   if (err instanceof HoldError) return 3;
+  if (err instanceof ProbeError) return 4;
   return 1;
 }
 
@@ -70,6 +71,9 @@ export function failedTick(command: TickCommand, err: unknown, at: Date = new Da
   const message = (err as Error)?.message ?? String(err);
   if (err instanceof HoldError) {
     return lastTick(command, 3, "hold", `HOLD: ${message}\n  next: ${err.next}`, at);
+  }
+  if (err instanceof ProbeError) {
+    return lastTick(command, 4, "probe", `re-probe: ${message}\n  next: ${err.next}`, at);
   }
   if (err instanceof RetryError) {
     return lastTick(command, 1, "retry", `not yet: ${message}; the next tick tries again`, at);

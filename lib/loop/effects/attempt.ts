@@ -167,6 +167,13 @@ export async function prepareAttempt(
     // before the configuration is frozen, so a typo in a new task's profile is fixed in place.
     // (With the cap reached only relay's BLOCKED report is left to write: no program needed.)
     if (failed < r.config.attempts) await requireFrozenProgram("executor", r);
+    // Strict mode runs only a program whose probe passed, as it is now (a task that has
+    // not started yet is checked with the profile it would freeze).
+    const mode = r.frozen?.config.safetyMode.value ?? r.profile.safetyMode;
+    if (mode === "strict" && failed < r.config.attempts) {
+      const { requireProbe } = await import("../probe.ts");
+      await requireProbe(tick.state, "executor", r.profile.roles.executor);
+    }
     await freezeTask(tick, brief, r);
     const { primary, config, profile } = r;
 

@@ -7,22 +7,14 @@
  * not this one. `relay resume` lets go of a held task's frozen configuration
  * (lib/loop/effects/person.ts): the way to hand it a fixed profile.
  */
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { HoldError } from "../../errors.ts";
-import type { RoleName, RoleSpec } from "../../config/profile.ts";
+import type { RoleName } from "../../config/profile.ts";
 import { readLegacy } from "../../config/legacy.ts";
 import { CONFIG_PATH } from "../../config/repo.ts";
-import {
-  type ProgramSeen,
-  resolveTaskConfig,
-  startLine,
-  type TaskConfig,
-} from "../../config/task_config.ts";
-import { buildInvocation } from "../../agents/presets.ts";
+import { resolveTaskConfig, startLine, type TaskConfig } from "../../config/task_config.ts";
 import { requireRoleProgram } from "../../agents/turn.ts";
-import { findProgram } from "../../agents/which.ts";
-import { fileHash } from "../../proc/hash.ts";
-import { run } from "../../proc/run.ts";
+import { programSeen } from "../../agents/program_seen.ts";
 import { stamped } from "../../proc/log.ts";
 import { type BriefRef, ownerOf, readTask, updateTask } from "../../state/tasks.ts";
 import type { StatePaths } from "../../state/paths.ts";
@@ -65,33 +57,6 @@ export async function applyTaskConfig(r: Ready, state: StatePaths, task: number)
 async function repoKeys(root: string): Promise<Set<string>> {
   const text = await readTextOrNull(join(root, CONFIG_PATH)) ?? "";
   return new Set([...text.matchAll(/^([a-z_]+)\s*:/gm)].map((m) => m[1]!));
-}
-
-/** The program a role would start, as found now: absolute path, file hash, version. */
-async function programSeen(
-  preset: RoleName,
-  spec: RoleSpec,
-  cwd: string,
-): Promise<ProgramSeen | undefined> {
-  const inv = buildInvocation(preset, spec, "relay", { isRoot: false });
-  if (inv.kind === "demo") return { path: "built-in" };
-  const found = await findProgram(inv.argv[0] ?? "", inv.env.PATH ?? Deno.env.get("PATH") ?? "");
-  if (found === null) return undefined;
-  const seen: ProgramSeen = { path: found };
-  if (!isAbsolute(found)) return seen;
-  seen.sha256 = await fileHash(found);
-  // Only the agent CLIs are known to answer --version: an arbitrary command might act on it.
-  if (spec.vendor === "claude" || spec.vendor === "codex") {
-    const res = await run([found, "--version"], {
-      cwd,
-      env: inv.env,
-      timeoutMs: 15_000,
-      allowFail: true,
-    }).catch(() => null);
-    const line = res?.code === 0 ? res.stdout.trim().split("\n")[0] : undefined;
-    if (line) seen.version = line;
-  }
-  return seen;
 }
 
 /**

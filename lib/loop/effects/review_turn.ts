@@ -61,6 +61,10 @@ export async function runReviewerTurn(
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
   await requireFrozenProgram("reviewer", ready(ctx));
+  if (ready(ctx).frozen?.config.safetyMode.value === "strict") {
+    const { requireProbe } = await import("../probe.ts");
+    await requireProbe(ctx.state, "reviewer", tick.profile.roles.reviewer);
+  }
   return await runReview(tick, subjectOf(ctx), prOf(ctx), emit);
 }
 

@@ -1,0 +1,49 @@
+/**
+ * The program a role would start, as found now: its absolute path, the
+ * sha256 of the file, and (for the agent CLIs, which are known to answer it)
+ * the first line of `--version`. Recorded when a task starts and by `relay
+ * probe`; strict mode compares the file's hash with the probe's.
+ */
+import { isAbsolute } from "node:path";
+import type { ProgramSeen } from "../config/task_config.ts";
+import type { RoleName, RoleSpec } from "../config/profile.ts";
+import { fileHash } from "../proc/hash.ts";
+import { run } from "../proc/run.ts";
+import { buildInvocation } from "./presets.ts";
+import { findProgram } from "./which.ts";
+
+/** Path and hash only (no process started); null when the program is not found. */
+export async function programFile(
+  preset: RoleName,
+  spec: RoleSpec,
+): Promise<ProgramSeen | null> {
+  const inv = buildInvocation(preset, spec, "relay", { isRoot: false });
+  if (inv.kind === "demo") return { path: "built-in" };
+  const found = await findProgram(inv.argv[0] ?? "", inv.env.PATH ?? Deno.env.get("PATH") ?? "");
+  if (found === null) return null;
+  return isAbsolute(found) ? { path: found, sha256: await fileHash(found) } : { path: found };
+}
+
+/** As programFile, and the agent CLIs' `--version` (15 s at most). */
+export async function programSeen(
+  preset: RoleName,
+  spec: RoleSpec,
+  cwd: string,
+): Promise<ProgramSeen | null> {
+  const seen = await programFile(preset, spec);
+  if (!seen?.sha256) return seen;
+  // Only the agent CLIs are known to answer --version: an arbitrary command might act on it.
+  if (spec.vendor === "claude" || spec.vendor === "codex") {
+    const inv = buildInvocation(preset, spec, "relay", { isRoot: false });
+    const env = inv.kind === "process" ? inv.env : {};
+    const res = await run([seen.path, "--version"], {
+      cwd,
+      env,
+      timeoutMs: 15_000,
+      allowFail: true,
+    }).catch(() => null);
+    const line = res?.code === 0 ? res.stdout.trim().split("\n")[0] : undefined;
+    if (line) seen.version = line;
+  }
+  return seen;
+}

@@ -25,6 +25,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   abort: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
   show: async () => (await import("./lib/cli/show.ts")).show,
+  "attach-verification": async () =>
+    (await import("./lib/cli/attach_verification.ts")).attachVerification,
+  note: async () => (await import("./lib/cli/note.ts")).note,
   probe: async () => (await import("./lib/cli/probe.ts")).probe,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,

@@ -251,6 +251,13 @@ Deno.test("executorPrompt() states the built-in guarantees", () => {
   ) assert.match(text, rule);
 });
 
+Deno.test("executorPrompt() in strict mode says relay commits, not the agent", () => {
+  const text = executorPrompt({ ...CTX, relayCommits: true });
+  assert.match(text, /Do not commit: relay commits your files on task-12 after your turn/);
+  assert.doesNotMatch(text, /You may commit/);
+  assert.match(text, /Never merge, never push, never switch or create branches/);
+});
+
 Deno.test("executorPrompt() shows the report skeleton with one block per bar command", () => {
   const text = executorPrompt(CTX);
   const skeleton = text.slice(text.indexOf("Task: 12\n"));

@@ -7,7 +7,7 @@ import { profilePath } from "../lib/config/profile.ts";
 
 /** The commands main.ts dispatches: the `name: async () => …` rows of its COMMANDS table. */
 const COMMANDS = [
-  ...Deno.readTextFileSync(join(ROOT, "main.ts")).matchAll(/^ {2}(\w+): async \(\) =>/gm),
+  ...Deno.readTextFileSync(join(ROOT, "main.ts")).matchAll(/^ {2}"?([\w-]+)"?: async \(\) =>/gm),
 ].map((m) => m[1]!);
 
 Deno.test("every command main.ts dispatches has help text, and the help names no other command", () => {

@@ -6,6 +6,7 @@
  * --expect` with the current digest merges and promotes the next brief.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { all, brief, makeScene, type Scene, taskRecord } from "./helpers/scene.ts";
 
 async function queue(scene: Scene, text: string): Promise<void> {
@@ -51,6 +52,26 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   const brief1 = await scene.relay(["status", "--brief"]);
   assert.match(brief1.stdout, /^review .*DONE awaiting acceptance: task 1/m);
 
+  // A person's verification of this tree: listed at DONE, part of what is accepted.
+  await Deno.writeTextFile(join(scene.dir, "shot.png"), "not really a png");
+  const attached = await scene.relay([
+    "attach-verification",
+    "1",
+    "--file",
+    join(scene.dir, "shot.png"),
+    "--text",
+    "checked at 375px",
+  ]);
+  assert.equal(attached.code, 0, all(attached));
+  assert.match(
+    attached.stdout,
+    /attached to task 1: shot\.png \(sha256 [0-9a-f]{12}\) for task-1 at/,
+  );
+  assert.match(
+    (await scene.relay(["status"])).stdout,
+    /verified by a person: shot\.png \(sha256 [0-9a-f]{12}, [^)]+\): checked at 375px/,
+  );
+
   // What accepting would do, and its digest: nothing changes.
   const before = await scene.snapshot();
   const intent = await scene.relay(["accept", "1", "--intent-only", "--reason", "reads well"]);
@@ -61,6 +82,7 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   assert.match(intent.stdout, /receipt review: PASS/);
   assert.match(intent.stdout, /open finding: \[minor\] looks fine/);
   assert.match(intent.stdout, /reason: reads well/);
+  assert.match(intent.stdout, /verified by a person: shot\.png .*: checked at 375px/);
   assert.match(intent.stdout, new RegExp(`relay accept 1 --expect ${first} --reason "reads well"`));
   assert.equal(await scene.snapshot(), before);
   // The same state yields the same digest; another reason another one.
@@ -108,12 +130,16 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   );
   assert.match(stale.stdout, /changed: head: "[0-9a-f]{40}" → "[0-9a-f]{40}"/);
   assert.match(stale.stdout, /nothing was merged/);
+  // The verification was of the old tree: it no longer counts.
+  assert.match(stale.stdout, /changed: verification gone: shot\.png/);
   assert.doesNotMatch(await originLog(scene), /Merge task-1/);
 
   // Looked at again, accepted by the digest of what is there now: merged, next brief promoted.
   const now = digestOf(
     (await scene.relay(["accept", "1", "--intent-only", "--reason", "reads well"])).stdout,
   );
+  const nowIntent = await scene.relay(["accept", "1", "--intent-only", "--reason", "reads well"]);
+  assert.doesNotMatch(nowIntent.stdout, /verified by a person/);
   const accepted = await scene.relay(["accept", "1", "--expect", now, "--reason", "reads well"]);
   assert.equal(accepted.code, 0, all(accepted));
   assert.match(accepted.stdout, /merged task-1 as [0-9a-f]{12}/);
@@ -162,6 +188,8 @@ Deno.test("accept and reject refuse bad input with exit 2 and change nothing", a
       [["accept", "x", "--intent-only"], /"x" is not a task number/],
       [["accept", "1", "--expect", "nope"], /--expect "nope" is not a digest/],
       [["reject", "1", "--intent-only"], /--text NOTE is required/],
+      [["attach-verification", "1"], /--file F is required/],
+      [["attach-verification", "1", "--file", "/nonexistent/x.png"], /cannot read --file/],
       [["accept", "1", "--intent-only", "--bogus"], /bogus/],
     ] as const
   ) {

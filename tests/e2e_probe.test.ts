@@ -86,7 +86,9 @@ Deno.test("strict mode: no probe, then a changed executor binary, each refused w
   await using scene = await makeScene();
   // The executor is a program file of the test's own, so the test can change the binary.
   const bin = join(scene.dir, "agent-bin");
-  await Deno.writeTextFile(bin, `#!/usr/bin/env bash\nexec bash ${join(AGENTS, "good.sh")} "$@"\n`);
+  // Strict mode: the author leaves its files, relay commits them.
+  const execs = (agent: string) => `#!/usr/bin/env bash\nexec bash ${join(AGENTS, agent)} "$@"\n`;
+  await Deno.writeTextFile(bin, execs("uncommitted.sh"));
   await Deno.chmod(bin, 0o755);
   await scene.setAgent([bin, "{prompt}"], "safety_mode: strict\n");
   await securityReviews(scene);
@@ -113,8 +115,9 @@ Deno.test("strict mode: no probe, then a changed executor binary, each refused w
   assert.equal(merged.code, 0, all(merged));
   assert.match(merged.stdout, /task 1 merged/);
 
-  // The binary changes: the next task's tick refuses it, launching nothing.
-  await Deno.writeTextFile(bin, "# changed\n", { append: true });
+  // The binary changes (to an agent that commits): the next task's tick refuses it,
+  // launching nothing.
+  await Deno.writeTextFile(bin, execs("good.sh"));
   const changed = await scene.relay(["poll"]);
   assert.equal(changed.code, 4, all(changed));
   assert.match(
@@ -125,8 +128,20 @@ Deno.test("strict mode: no probe, then a changed executor binary, each refused w
   const status = await scene.relay(["status", "--brief"]);
   assert.match(status.stdout, /^poll .*re-probe: the executor program changed/m);
 
+  // Re-probed, it runs; it commits by itself, which strict mode stops with its commits kept.
   assert.equal((await scene.relay(["probe", "--role", "executor"])).code, 0);
   const again = await scene.relay(["poll"]);
-  assert.equal(again.code, 0, all(again));
-  assert.match(again.stdout, /task 2 shipped/);
+  assert.equal(again.code, 3, all(again));
+  assert.match(
+    again.stderr,
+    /HOLD: task 2: in strict mode the executor must not commit, but its turn moved task-2 from [0-9a-f]{12} to [0-9a-f]{12}/,
+  );
+  assert.match(
+    again.stderr,
+    /Its commits are kept on task-2 and under refs\/relay\/anchors\/task-2\//,
+  );
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "task-2"]),
+    /^Task #2: add the feature$/,
+  );
 });

@@ -474,6 +474,7 @@ const INTENT: Intent = {
   receipts: [],
   findings: [],
   infra: [],
+  verifications: [],
   reason: null,
 };
 const accepting = (

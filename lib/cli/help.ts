@@ -29,6 +29,8 @@ Commands:
   status     what the loop is doing, and why it waits
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   resume     clear a HOLD after a person has dealt with it
+  attach-verification  a person's evidence (screenshot, log) for the task's tree as it is now
+  note       a person's note, shown to the next agent turn of a task
   probe      check that each role's program works as relay relies on, and record it
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
@@ -162,6 +164,22 @@ A turn whose process ended while no tick watched it (the tick was killed) is
 uncertain: the tick that finds it holds, and relay resume leaves that HOLD as it
 is (exit 3). --retry-uncertain is the only way to run the turn again; with no
 uncertain turn on record it changes nothing (exit 2).`,
+  "attach-verification": `Usage: relay attach-verification <task> --file F [--text T]
+
+Records a person's verification of task <task> — a screenshot, a log — against
+the tree of its branch as it is now (the remote's, else the local branch). The
+file is copied under .git/relay/verifications/<task>/. At DONE awaiting
+acceptance, relay status and relay accept --intent-only list the verifications
+still valid for the tree to accept (the digest covers them); once the branch has
+other content they no longer count. Added only while no tick runs: when one
+does, exit 1 and nothing is attached.`,
+  note: `Usage: relay note <task> TEXT
+
+A person's note for task <task>: shown to its next agent turn (the executor's or
+the reviewer's, whichever runs first) under "Notes from the operator", then
+marked in the task's record as shown to that run. Added only while no tick runs
+(the task record is one the turn guard watches): when one does, exit 1 and
+nothing is noted. relay show lists it.`,
   probe: `Usage: relay probe [--role executor|reviewer|security] [--json]
 
 For each role (or the one named) in the operator profile: resolves the program

@@ -192,6 +192,8 @@ export function describe(e: LogEntry): string[] {
       return [
         `resumed by a person: ${cut(d.reason)}${d.outcome ? ` (${cut(d.outcome, 60)})` : ""}`,
       ];
+    case "noted":
+      return [`note from a person for the next turn: ${cut(d.text)}`];
     case "accepted":
     case "rejected":
       return [

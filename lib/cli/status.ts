@@ -20,6 +20,7 @@ async function reviewState(
   task: number,
   report: { task: number; outcome: string; head: string; pr: string },
   queued: number,
+  root: string,
 ): Promise<string> {
   const { verdictFor } = await import("../state/reviews.ts");
   const { readReview } = await import("../state/tasks.ts");
@@ -51,7 +52,18 @@ async function reviewState(
     const { readTask } = await import("../state/tasks.ts");
     const full = await readTask(dirs, task);
     const merge = (full.config as { merge?: { value?: string } } | undefined)?.merge?.value;
-    if (merge === "human") return awaitingAcceptance(task, pr, report.head, full, verdict.findings);
+    if (merge === "human") {
+      const { Git } = await import("../git/git.ts");
+      const tree = (await new Git(root).run(
+        ["rev-parse", "--verify", "--end-of-options", `${report.head}^{tree}`],
+        { allowFail: true },
+      )).stdout.trim();
+      const { verificationLine } = await import("../loop/effects/acceptance.ts");
+      const verified = (full.verifications ?? []).filter((v) => v.tree === tree).map(
+        verificationLine,
+      );
+      return awaitingAcceptance(task, pr, report.head, full, verdict.findings, verified);
+    }
   }
   if (!verdict) {
     return `task ${report.task} reported SHIPPED (${pr}): waiting for review (relay review)`;
@@ -73,6 +85,7 @@ function awaitingAcceptance(
   head: string,
   record: import("../state/tasks.ts").TaskRecord,
   findings: { severity: string; text: string }[],
+  verified: string[],
 ): string {
   const receipts = record.rounds.flatMap((r) => r.receipts).filter((r) => r.head === head);
   return [
@@ -81,6 +94,7 @@ function awaitingAcceptance(
     ...(findings.length
       ? findings.map((f) => `  open finding: [${f.severity}] ${f.text}`)
       : ["  open findings: none"]),
+    ...verified.map((v) => `  verified by a person: ${v}`),
     `  accepting merges ${pr} through the gate and promotes the next brief: relay accept ${task} --intent-only, then relay accept ${task} --expect <digest>; or relay reject ${task} --intent-only --text "…"`,
   ].join("\n");
 }
@@ -224,7 +238,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
       : reviewHold
       ? reviewHold
-      : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length)}${
+      : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length, repo.root)}${
         failed ? `; but ${failed}` : ""
       }`;
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;

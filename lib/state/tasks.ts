@@ -75,6 +75,30 @@ export interface TaskRecord {
    * TaskConfig; typed loosely here, the state layer does not know config's).
    */
   config?: FrozenConfig;
+  /** A person's notes (relay note), each shown to the next agent turn of the task. */
+  notes?: Note[];
+  /** A person's verifications (relay attach-verification), each of one tree. */
+  verifications?: Verification[];
+}
+
+/** A person's evidence (a screenshot, a log) for the tree it was taken on. */
+export interface Verification {
+  at: string;
+  head: string;
+  tree: string;
+  /** The file as kept by relay (under .git/relay/verifications/), and its sha256. */
+  file: string;
+  sha256: string;
+  /** The file's name as the person gave it. */
+  name: string;
+  text?: string;
+}
+
+export interface Note {
+  at: string;
+  text: string;
+  /** The turn it was shown to; absent while it waits for one. */
+  delivered?: { runId: string; role: string; at: string };
 }
 
 export interface FrozenConfig {
@@ -290,6 +314,39 @@ export async function letGoOfConfig(dirs: RecordDirs, brief: number): Promise<nu
   return null;
 }
 
+/** Adds a person's verification to the task's record. */
+export function addVerification(dirs: RecordDirs, task: number, v: Verification): Promise<void> {
+  return updateTask(dirs, task, (record) => {
+    (record.verifications ??= []).push(v);
+  });
+}
+
+/** Adds a person's note to the task's record. */
+export function addNote(dirs: RecordDirs, task: number, text: string): Promise<void> {
+  return updateTask(dirs, task, (record) => {
+    (record.notes ??= []).push({ at: new Date().toISOString(), text });
+  });
+}
+
+/**
+ * The notes no turn has been shown yet, marked as shown to this one. Called
+ * before the turn's guard takes its baseline: the record is one the guard watches.
+ */
+export async function takeNotes(
+  dirs: RecordDirs,
+  task: number,
+  turn: { runId: string; role: string },
+): Promise<string[]> {
+  const record = await readTask(dirs, task);
+  if (!record.notes?.some((n) => !n.delivered)) return [];
+  return await updateTask(dirs, task, (r) => {
+    const at = new Date().toISOString();
+    const waiting = (r.notes ?? []).filter((n) => !n.delivered);
+    for (const n of waiting) n.delivered = { ...turn, at };
+    return waiting.map((n) => n.text);
+  });
+}
+
 /** Failed attempts at this version of the brief. */
 export function failedAttempts(round: Pick<Round, "attempts">, briefHash: string): number {
   return round.attempts.filter((a) => a.brief === briefHash && a.result === "failed").length;
@@ -422,6 +479,20 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
     })),
     review: review.nullable(),
     config: z.looseObject({ version: z.literal(1), at: z.string() }).optional(),
+    verifications: z.array(z.object({
+      at: z.string(),
+      head: z.string(),
+      tree: z.string(),
+      file: z.string(),
+      sha256: z.string(),
+      name: z.string(),
+      text: z.string().optional(),
+    })).optional(),
+    notes: z.array(z.object({
+      at: z.string(),
+      text: z.string(),
+      delivered: z.object({ runId: z.string(), role: z.string(), at: z.string() }).optional(),
+    })).optional(),
   });
   schemas.set("v1", v1);
   schemas.set("v2", v2);

@@ -77,6 +77,8 @@ export interface EventDetails {
   closed: { reason: string; by: "relay close" | "forge" };
   promoted: { task: number; title: string };
   held: { reason: string; next: string };
+  /** A person's note for the task's next agent turn (relay note). */
+  noted: { text: string };
   /** A person's acceptance by digest (relay accept / relay reject) took effect. */
   accepted: { digest: string; head: string; reason: string | null };
   rejected: { digest: string; head: string; reason: string | null };

@@ -84,6 +84,8 @@ export interface Intent {
   findings: string[];
   /** Owner-accepted infra the head changes (the human path): accepting merges it. */
   infra: string[];
+  /** A person's verifications of this tree (relay attach-verification). */
+  verifications: string[];
   reason: string | null;
 }
 

@@ -311,6 +311,7 @@ export function describeIntent(i: Intent): string[] {
       ? i.receipts.map((r) => `receipt ${r.stage}: ${r.result} (${r.digest.slice(0, 16)})`)
       : ["no receipts for this head"]),
     ...(i.findings.length ? i.findings.map((f) => `open finding: ${f}`) : ["open findings: none"]),
+    ...i.verifications.map((v) => `verified by a person: ${v}`),
     ...(i.infra.length
       ? [`owner-accepted infra, merged only because a person accepts it: ${i.infra.join(", ")}`]
       : []),

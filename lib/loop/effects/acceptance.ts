@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { sha256 } from "../../proc/hash.ts";
 import { readJson, writeJson } from "../../state/json_file.ts";
-import { addReceipt, readTask } from "../../state/tasks.ts";
+import { addReceipt, readTask, type Verification } from "../../state/tasks.ts";
 import type { StatePaths } from "../../state/paths.ts";
 import type { Finding } from "../../state/reviews.ts";
 import {
@@ -43,12 +43,18 @@ export async function intentDigest(i: Intent): Promise<string> {
     receipts: i.receipts.map((r) => ({ stage: r.stage, result: r.result, digest: r.digest })),
     findings: [...i.findings],
     infra: [...i.infra],
+    verifications: [...i.verifications],
     reason: i.reason,
   };
   return (await sha256(JSON.stringify(canonical))).slice(0, DIGEST_CHARS);
 }
 
 const finding = (f: Finding) => `[${f.severity}] ${f.text}`;
+
+/** A verification as the intent (and relay status) lists it. */
+export function verificationLine(v: Verification): string {
+  return `${v.name} (sha256 ${v.sha256.slice(0, 12)}, ${v.at})${v.text ? `: ${v.text}` : ""}`;
+}
 
 /** How `now` differs from `before`, a line per field. */
 export function intentChanges(before: Intent, now: Intent): string[] {
@@ -68,6 +74,7 @@ export function intentChanges(before: Intent, now: Intent): string[] {
   list("receipt", before.receipts.map(receipt), now.receipts.map(receipt));
   list("finding", before.findings, now.findings);
   list("infra file", before.infra ?? [], now.infra);
+  list("verification", before.verifications ?? [], now.verifications);
   return out;
 }
 
@@ -90,16 +97,20 @@ export async function weighAcceptance(
     }
   }
   const verdict = s.record ? verdictOn(s.record, head) : undefined;
+  const tree = await primary.out(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`]);
   const intent: Intent = {
     task: subject.task,
     action: ask.action,
     pr: pr.id,
     head,
-    tree: await primary.out(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`]),
+    tree,
     main: s.seen!.originMain!,
     receipts,
     findings: (verdict?.findings ?? []).map(finding),
     infra: s.record?.human?.head === head ? [...s.record.human.files] : [],
+    verifications: (record.verifications ?? []).filter((v) => v.tree === tree).map(
+      verificationLine,
+    ),
     reason: ask.reason,
   };
   const digest = await intentDigest(intent);

@@ -15,7 +15,7 @@ import type { Brief } from "../../protocol/types.ts";
 import { LOCK_WAIT_MS, lockHolder, waitLock } from "../../state/lock.ts";
 import { anchorRef, BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
 import type { Journal } from "../../state/journal.ts";
-import { failedAttempts, ownerOf, readReview, readRound } from "../../state/tasks.ts";
+import { failedAttempts, ownerOf, readReview, readRound, takeNotes } from "../../state/tasks.ts";
 import { failpoint } from "../../state/failpoint.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
@@ -31,6 +31,17 @@ import { controlFiles, executorScope, markRemoteLogs } from "../guard.ts";
 import { markWorktree, primaryDiffHash, primaryFiles } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
 import { applyTaskConfig, freezeTask, requireFrozenProgram } from "./freeze.ts";
+
+/** A turn's notes from a person, in its run folder (JSON: an array of strings). */
+export const NOTES_FILE = "notes.json";
+
+/** The notes kept for the turn of this run folder. */
+export async function notesOf(runDir: string): Promise<string[]> {
+  const text = await readTextOrNull(join(runDir, NOTES_FILE));
+  if (text === null) return [];
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed) ? parsed.filter((n): n is string => typeof n === "string") : [];
+}
 
 type Tick = ExecContext;
 
@@ -209,6 +220,12 @@ export async function prepareAttempt(
     await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
     await copyInstructions(tick, worktree);
     await clearStaleReport(wt, runDir);
+    // A person's notes go to this turn: taken before the guard's baseline below (the
+    // record is one it watches), kept in the run folder for a resumed turn.
+    if (failed < config.attempts) {
+      const notes = await takeNotes(tick.state, ownerOf(brief), { runId, role: "executor" });
+      if (notes.length) await Deno.writeTextFile(join(runDir, NOTES_FILE), JSON.stringify(notes));
+    }
 
     const scope = await executorScope({
       commonDir: tick.repo.commonDir,

@@ -29,6 +29,25 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
   if (held) return { kind: "held", ...held };
   const runDir = join(tick.state.runs, journal.runId);
   const wt = new Git(journal.worktree, config.timeouts.networkMs);
+  // Strict mode: the author writes files, relay commits them. A turn that moved HEAD
+  // committed (or switched) by itself: its commits stay, anchored, for a person to judge.
+  if (ready(tick).frozen?.config.safetyMode.value === "strict") {
+    const head = await wt.head();
+    if (head !== journal.before) {
+      return {
+        kind: "held",
+        runId: journal.runId,
+        reason:
+          `task ${brief.task}: in strict mode the executor must not commit, but its turn moved ${journal.branch} from ${
+            journal.before.slice(0, 12)
+          } to ${head.slice(0, 12)}`,
+        next:
+          `Its commits are kept on ${journal.branch} and under refs/relay/anchors/task-${brief.task}/${journal.runId}-*. Look at them (git log ${
+            journal.before.slice(0, 12)
+          }..${journal.branch}); to keep the work, queue a fix brief on the branch, or drop it by hand; tell the agent not to commit (or set safety_mode: efficient in the operator profile). Then run "relay resume".`,
+      };
+    }
+  }
   await saveAgentReport(journal, runDir);
   await savePaperwork(wt, runDir);
   let { outcome, failure } = journal;

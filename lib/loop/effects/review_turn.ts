@@ -18,6 +18,7 @@ import { roleTimeoutMs, startTurn, timedOutText } from "../../agents/turn.ts";
 import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
 import { failpoint } from "../../state/failpoint.ts";
+import { takeNotes } from "../../state/tasks.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
 import { redactFile } from "../../proc/redact.ts";
@@ -80,6 +81,7 @@ async function runReview(
   const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
   checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
   await removeLeftoverReviewWorktrees(tick.primary);
+  let notes: string[] = [];
   for (let turn = 1; turn <= 2; turn++) {
     const runId = newRunId(`review${s.task}-t${turn}`);
     const runDir = join(tick.state.runs, runId);
@@ -99,6 +101,10 @@ async function runReview(
       runDir,
       profilePath: tick.profile.path,
     });
+    // A person's notes go to the first turn (and its retry): taken before the baseline.
+    if (turn === 1) {
+      notes = await takeNotes(tick.state, s.task, { runId, role: "reviewer" });
+    }
     const controlBefore = await controlFiles(scope);
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
     const headMark = await markTurn(
@@ -106,7 +112,7 @@ async function runReview(
       (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
       null,
     );
-    const out = await dispatchReviewer(tick, s, pr, worktree, runDir);
+    const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes);
     const controlAfter = await controlFiles(scope);
     const steered = changedControls(controlBefore, controlAfter);
     const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
@@ -245,6 +251,7 @@ async function dispatchReviewer(
   pr: PrStatus,
   worktree: string,
   runDir: string,
+  notes: string[],
 ): Promise<{ text: string; problem?: string }> {
   const spec = tick.profile.roles.reviewer;
   const briefPath = join(runDir, "brief.md");
@@ -280,6 +287,7 @@ async function dispatchReviewer(
         procedurePath,
         verdictPath,
         bar: s.brief.bar,
+        notes,
       }),
       allowCommands: s.brief.bar,
       env: {

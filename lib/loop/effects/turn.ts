@@ -17,6 +17,7 @@ import { failpoint } from "../../state/failpoint.ts";
 import type { ExecutorEvent, ExecutorState } from "../../task/executor.ts";
 import { journaledAgent } from "../orphan.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
+import { notesOf } from "./attempt.ts";
 
 export async function runExecutorTurn(
   tick: ExecContext,
@@ -52,6 +53,8 @@ export async function runExecutorTurn(
       branch: brief.branch,
       bar: brief.bar,
       previousFailures,
+      relayCommits: ready(tick).frozen?.config.safetyMode.value === "strict",
+      notes: await notesOf(runDir),
     }),
     env: {
       RELAY_TASK: String(brief.task),

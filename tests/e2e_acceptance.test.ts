@@ -45,10 +45,21 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   }
   assert.doesNotMatch(await originLog(scene), /Merge task-1/);
   const status = await scene.relay(["status"]);
-  assert.match(status.stdout, /task 1 is DONE awaiting acceptance \(PR task-1 at [0-9a-f]{12}\)/);
+  assert.match(status.stdout, /task 1 is DONE awaiting acceptance \(task-1 at [0-9a-f]{12}\)/);
   assert.match(status.stdout, /receipt review: PASS/);
   assert.match(status.stdout, /open finding: \[minor\] looks fine/);
-  assert.match(status.stdout, /accepting merges PR task-1 through the gate/);
+  assert.match(status.stdout, /accepting merges task-1 through the gate/);
+  const one = await scene.relay(["status", "1"]);
+  assert.equal(one.code, 0, all(one));
+  assert.match(
+    one.stdout,
+    /^task 1 is DONE awaiting acceptance \(task-1 at [0-9a-f]{12}\)\n {2}receipt implementation: SHIPPED/,
+  );
+  const shown = await scene.relay(["show", "1"]);
+  assert.match(
+    shown.stdout,
+    /\n\ntask 1 is DONE awaiting acceptance[^]*accepting merges task-1 through the gate[^\n]*\n$/,
+  );
   const brief1 = await scene.relay(["status", "--brief"]);
   assert.match(brief1.stdout, /^review .*DONE awaiting acceptance: task 1/m);
 
@@ -146,6 +157,12 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   assert.match(await originLog(scene), /^Merge task-1: First/);
   assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 2\n/);
 
+  assert.match(
+    (await scene.relay(["status", "1"])).stdout,
+    /^task 1 is merged \([0-9a-f]{12}, by relay\)/,
+  );
+  assert.doesNotMatch((await scene.relay(["show", "1"])).stdout, /DONE awaiting acceptance \(/);
+
   // On record: both decisions as receipts and in the timeline.
   const receipts = (await taskRecord(scene)).rounds.flatMap((r) => r.receipts)
     .filter((r) => r.stage === "acceptance").map((r) => r.result);
@@ -189,6 +206,8 @@ Deno.test("accept and reject refuse bad input with exit 2 and change nothing", a
       [["accept", "1", "--expect", "nope"], /--expect "nope" is not a digest/],
       [["reject", "1", "--intent-only"], /--text NOTE is required/],
       [["attach-verification", "1"], /--file F is required/],
+      [["status", "x"], /<task> must be a task number/],
+      [["status", "9"], /relay has no record of task 9/],
       [["attach-verification", "1", "--file", "/nonexistent/x.png"], /cannot read --file/],
       [["accept", "1", "--intent-only", "--bogus"], /bogus/],
     ] as const

@@ -77,6 +77,7 @@ Deno.test("relay note while a tick runs notes nothing (exit 1); bad input is exi
       [["note", "x", "t"], /"x" is not a task number/],
       [["note", "1", "  "], /the note is empty/],
       [["note", "1"], /missing argument: <task> TEXT/],
+      [["note", "99", "hello"], /task 99 is neither running nor queued/],
     ] as const
   ) {
     const res = await scene.relay([...args]);

@@ -145,3 +145,32 @@ Deno.test("strict mode: no probe, then a changed executor binary, each refused w
     /^Task #2: add the feature$/,
   );
 });
+
+Deno.test("strict mode pins the whole invocation: its arguments, environment, model, and the script an interpreter runs", async () => {
+  const { invocationDigest } = await import("../lib/loop/probe.ts");
+  const dir = await Deno.makeTempDir({ prefix: "relay-probe-digest-" });
+  try {
+    const script = join(dir, "agent.sh");
+    await Deno.writeTextFile(script, "echo one\n");
+    const spec = {
+      vendor: "command" as const,
+      argv: ["bash", script, "{prompt}"],
+      env: {},
+      timeoutMs: 60_000,
+    };
+    const base = await invocationDigest("executor", spec);
+    assert.equal(await invocationDigest("executor", spec), base);
+    assert.notEqual(
+      await invocationDigest("executor", { ...spec, env: { IS_SANDBOX: "1" } }),
+      base,
+    );
+    assert.notEqual(
+      await invocationDigest("executor", { ...spec, argv: ["bash", script, "--fast", "{prompt}"] }),
+      base,
+    );
+    await Deno.writeTextFile(script, "echo two\n");
+    assert.notEqual(await invocationDigest("executor", spec), base, "the script changed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -484,6 +484,12 @@ const accepting = (
   mode: { kind: "merge", task: 1, accept: { action, expect, reason: "ok" } },
 });
 
+/** An accept by digest whose intent covered main at `main` (the gate samples merge onto m2). */
+const ACCEPTED_ON = (main: string, infra: string[] = []): Partial<PlannerState> => ({
+  ...accepting("accept", "d1"),
+  intent: { intent: { ...INTENT, main, infra }, digest: "d1", changed: [] },
+});
+
 /** One sample of every fact the planner knows, with the variants its rows tell apart. */
 const FACTS: [string, PlannerEvent][] = [
   ["blocked-handed-over", { kind: "blocked-handed-over", runId: "blocked-h1-1", at: "" }],
@@ -561,11 +567,12 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ["passed", "acceptance-weighed", "accepted", accepting("accept", "d1")],
   ["passed", "acceptance-weighed", "rejected", accepting("reject", "d1")],
   ["passed", "acceptance-weighed", "acceptance-stale", accepting("reject", "d0")],
-  ["accepted", "gate MERGE", "mergeable"],
-  ["accepted", "gate HUMAN", "mergeable"],
-  ["accepted", "gate WAIT", "merge-refused"],
-  ["accepted", "gate WAIT stale", "merge-refused"],
-  ["accepted", "gate REFUSE", "merge-refused"],
+  ["accepted", "gate MERGE", "mergeable", ACCEPTED_ON("m2")],
+  ["accepted", "gate MERGE", "acceptance-stale", ACCEPTED_ON("m1")],
+  ["accepted", "gate HUMAN", "merge-refused", ACCEPTED_ON("m2")],
+  ["accepted", "gate WAIT", "merge-refused", ACCEPTED_ON("m2")],
+  ["accepted", "gate WAIT stale", "merge-refused", ACCEPTED_ON("m2")],
+  ["accepted", "gate REFUSE", "merge-refused", ACCEPTED_ON("m2")],
   ["passed", "gate MERGE", "mergeable"],
   ["passed", "gate MERGE", "ready-for-person", { seen: { ...SEEN, merge: "human" } }],
   ["passed", "gate MERGE", "mergeable", { mode: { kind: "merge" } }],
@@ -718,4 +725,50 @@ Deno.test("planner: a HOLD on record stops the tick before it looks at anything"
 Deno.test("the tables cover every pair they were walked with", () => {
   // Runs last in this file: the per-phase tests above counted their pairs.
   assert.equal(plannerPairs, PLANNER_PHASES.length * FACTS.length);
+});
+
+Deno.test("planner: an accept merges the human path only when the intent named every file the gate routes to a person", () => {
+  const human = (files: string[]): PlannerEvent => ({
+    kind: "gate-decided",
+    decision: {
+      decision: "HUMAN",
+      checks: [{ name: "scope", result: "HUMAN", reason: "infra", files }],
+      head: "h1",
+      base: "m2",
+    },
+    text: "",
+  });
+  const named = at("accepted", ACCEPTED_ON("m2", ["ci.yml"]));
+  assert.equal(reducePlanner(named, human(["ci.yml"])).phase, "mergeable");
+  assert.equal(reducePlanner(named, human(["ci.yml", "deploy.yml"])).phase, "merge-refused");
+  assert.equal(
+    reducePlanner(at("accepted", ACCEPTED_ON("m2")), human(["ci.yml"])).phase,
+    "merge-refused",
+  );
+});
+
+Deno.test("planner: a person's accept waits for the executor, as the review tick does", () => {
+  const mode = {
+    kind: "merge" as const,
+    task: 1,
+    accept: { action: "accept" as const, expect: null, reason: null },
+  };
+  assert.equal(classify(mode, { ...SEEN, journal: true }, RECORD), "executor-mid-tick");
+  assert.equal(classify(mode, { ...SEEN, openBranch: "task-1" }, RECORD), "executor-first");
+  assert.equal(classify(mode, SEEN, RECORD), "passed");
+  assert.equal(classify({ kind: "merge", task: 1 }, { ...SEEN, journal: true }, RECORD), "passed");
+});
+
+Deno.test("planner: a reject with no fix round left is refused, never a HOLD that loses the note", () => {
+  const full = {
+    ...accepting("reject", "d1"),
+    intent: { intent: { ...INTENT, action: "reject" as const }, digest: "d1", changed: [] },
+    record: { ...RECORD, fixes: [2, 3, 4].map((t) => ({ task: t, at: "", head: "h0" })) },
+  };
+  const effect = nextPlanner(at("rejected", full));
+  assert.equal(effect.kind, "done");
+  assert.match(
+    (effect as { result: { message: string } }).result.message,
+    /not rejected: task 1 has had its 3 fix round\(s\)/,
+  );
 });

@@ -128,14 +128,18 @@ nor be fixed, so the one-PR-in-flight rule does not hold the loop forever.`,
 
 Another name for relay close (the paired-session workflow's word for it): closes
 the PR of <task> without merging it, keeps its branch, and promotes the next brief.`,
-  status: `Usage: relay status [--brief] [--json]
+  status: `Usage: relay status [<task>] [--brief] [--json]
 
 Shows the brief, the queue, the tick in progress (lock holder, journal step),
 attempts, and any HOLD with what to do about it. A task DONE awaiting acceptance
 shows its receipts, open findings and what accepting does.
 --brief reads only relay's own files (brief, report, journal, HOLD, each tick's
 last result): no lock is taken or tested and no git runs, so it is safe while a
-tick runs. Exit 3 on a HOLD on record.`,
+tick runs. Exit 3 on a HOLD on record.
+With <task>: where that task stands from its record — DONE awaiting acceptance
+with its receipts, open findings, a person's verifications still valid for its
+tree and what accepting does; or merged, closed, its latest verdict, its last
+round's attempts and receipts. Exit 2 for a task relay has no record of.`,
   show: `Usage: relay show <task> [--json]
 
 Prints task <task>'s timeline from its event log (.git/relay/tasks/<task>.events.jsonl):

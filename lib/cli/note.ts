@@ -35,6 +35,23 @@ export async function note(args: string[], ctx: Context): Promise<number> {
   const { tryLock } = await import("../state/lock.ts");
   const { addNote } = await import("../state/tasks.ts");
   const state = statePaths(repo.commonDir);
+  const { ownerOfBrief, readTask } = await import("../state/tasks.ts");
+  const owner = await ownerOfBrief(state, task) ?? await waitingTask(repo.root, task);
+  if (owner === null) {
+    throw new UsageError(
+      `task ${task} is neither running nor queued (no record, not in NEXT-STEPS.md, not in the inbox): a note would reach no turn`,
+      "note",
+    );
+  }
+  const review = (await readTask(state, owner)).review;
+  if (review?.merged || review?.closed) {
+    throw new UsageError(
+      `task ${owner} is ${
+        review.merged ? "merged" : "closed"
+      }: no turn of it is left to read a note`,
+      "note",
+    );
+  }
   {
     await using review = await tryLock(state.reviewLock, "note");
     await using poll = review ? await tryLock(state.pollLock, "note") : null;
@@ -44,16 +61,35 @@ export async function note(args: string[], ctx: Context): Promise<number> {
       );
       return 1;
     }
-    await addNote(state, task, text);
+    await addNote(state, owner, text);
   }
   const { Timeline } = await import("../loop/timeline.ts");
-  await new Timeline(repo.commonDir, task, task).add({
+  await new Timeline(repo.commonDir, owner, task).add({
     event: "noted",
     role: "person",
     details: { text },
   }).catch((err) =>
     console.error(`relay: warning: the task's timeline was not updated: ${(err as Error).message}`)
   );
-  console.log(`noted for task ${task}: the next agent turn of task ${task} is shown it`);
+  console.log(
+    `noted for task ${owner}${
+      owner === task ? "" : ` (brief ${task} is a round of it)`
+    }: the next agent turn of task ${owner} is shown it`,
+  );
   return 0;
+}
+
+/**
+ * A brief that has no record yet but will run: the open brief (a fix brief's
+ * work belongs to the task it fixes) or one queued in the inbox.
+ */
+async function waitingTask(root: string, task: number): Promise<number | null> {
+  const { join } = await import("node:path");
+  const { BRIEF_FILE } = await import("../state/paths.ts");
+  const text = await Deno.readTextFile(join(root, BRIEF_FILE)).catch(() => "");
+  const header = (key: string) => new RegExp(`^${key}:[ \\t]*(\\d+)[ \\t]*$`, "m").exec(text)?.[1];
+  if (Number(header("Task")) === task) return Number(header("Fixes") ?? task);
+  const { listInbox } = await import("../loop/inbox.ts");
+  const queued = await listInbox(root).catch(() => []);
+  return queued.some((e) => e.task === task) ? task : null;
 }

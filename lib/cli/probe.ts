@@ -44,7 +44,18 @@ export async function probe(args: string[], ctx: Context): Promise<number> {
       );
     }
   }
-  await saveProbes(statePaths(repo.commonDir), records);
+  // probes.json is a file a running turn's guard watches: saved only while no tick runs.
+  const state = statePaths(repo.commonDir);
+  const { tryLock } = await import("../state/lock.ts");
+  {
+    await using review = await tryLock(state.reviewLock, "probe");
+    await using poll = review ? await tryLock(state.pollLock, "probe") : null;
+    if (!review || !poll) {
+      console.log("not recorded: a tick is running; run relay probe again when it ends");
+      return 1;
+    }
+    await saveProbes(state, records);
+  }
   if (values.json) printJson({ probes: records });
   return records.some((r) => r.result === "FAIL") ? 1 : 0;
 }

@@ -56,7 +56,11 @@ export async function show(args: string[], ctx: Context): Promise<number> {
     return 0;
   }
   const note = task === Number(asked) ? [] : [`(brief ${asked} is a fix round of task ${task})`];
-  console.log([...note, ...renderTimeline(tl)].join("\n"));
+  // A task waiting for a person ends with what the person needs to decide.
+  const { acceptanceSummary } = await import("./acceptance_summary.ts");
+  const { statePaths } = await import("../state/paths.ts");
+  const summary = await acceptanceSummary(repo, statePaths(repo.commonDir), task);
+  console.log([...note, ...renderTimeline(tl), ...(summary ? ["", ...summary] : [])].join("\n"));
   return 0;
 }
 

@@ -1,9 +1,10 @@
 /** `relay status`: what the loop is doing and, whenever it waits, why — on one screen. */
 import { join } from "node:path";
+import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { currentBranch, type RepoPaths } from "../git/discover.ts";
-import type { RecordDirs } from "../state/tasks.ts";
+import type { StatePaths } from "../state/paths.ts";
 import { blockedLine, lastFailed, preflight, tickHold, unpublished } from "./status_checks.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
@@ -16,11 +17,11 @@ async function readTextOrNull(path: string): Promise<string | null> {
 
 /** Where the reviewer side stands on the reported task, in one line. */
 async function reviewState(
-  dirs: RecordDirs,
+  dirs: StatePaths,
   task: number,
   report: { task: number; outcome: string; head: string; pr: string },
   queued: number,
-  root: string,
+  repo: RepoPaths,
 ): Promise<string> {
   const { verdictFor } = await import("../state/reviews.ts");
   const { readReview } = await import("../state/tasks.ts");
@@ -49,21 +50,9 @@ async function reviewState(
   }
   const verdict = verdictFor(record, report.head);
   if (verdict?.verdict === "PASS" && !verdict.stale) {
-    const { readTask } = await import("../state/tasks.ts");
-    const full = await readTask(dirs, task);
-    const merge = (full.config as { merge?: { value?: string } } | undefined)?.merge?.value;
-    if (merge === "human") {
-      const { Git } = await import("../git/git.ts");
-      const tree = (await new Git(root).run(
-        ["rev-parse", "--verify", "--end-of-options", `${report.head}^{tree}`],
-        { allowFail: true },
-      )).stdout.trim();
-      const { verificationLine } = await import("../loop/effects/acceptance.ts");
-      const verified = (full.verifications ?? []).filter((v) => v.tree === tree).map(
-        verificationLine,
-      );
-      return awaitingAcceptance(task, pr, report.head, full, verdict.findings, verified);
-    }
+    const { acceptanceSummary } = await import("./acceptance_summary.ts");
+    const summary = await acceptanceSummary(repo, dirs, task);
+    if (summary) return summary.join("\n");
   }
   if (!verdict) {
     return `task ${report.task} reported SHIPPED (${pr}): waiting for review (relay review)`;
@@ -76,27 +65,6 @@ async function reviewState(
     }`;
   }
   return `${pr} failed review: a fix brief goes to the executor`;
-}
-
-/** A task DONE awaiting acceptance: its receipts, its open findings, what accepting does. */
-function awaitingAcceptance(
-  task: number,
-  pr: string,
-  head: string,
-  record: import("../state/tasks.ts").TaskRecord,
-  findings: { severity: string; text: string }[],
-  verified: string[],
-): string {
-  const receipts = record.rounds.flatMap((r) => r.receipts).filter((r) => r.head === head);
-  return [
-    `task ${task} is DONE awaiting acceptance (${pr} at ${head.slice(0, 12)})`,
-    ...receipts.map((r) => `  receipt ${r.stage}: ${r.result}${r.detail ? ` (${r.detail})` : ""}`),
-    ...(findings.length
-      ? findings.map((f) => `  open finding: [${f.severity}] ${f.text}`)
-      : ["  open findings: none"]),
-    ...verified.map((v) => `  verified by a person: ${v}`),
-    `  accepting merges ${pr} through the gate and promotes the next brief: relay accept ${task} --intent-only, then relay accept ${task} --expect <digest>; or relay reject ${task} --intent-only --text "…"`,
-  ].join("\n");
 }
 
 /**
@@ -124,16 +92,32 @@ async function nextTicks(
 }
 
 export async function status(args: string[], ctx: Context): Promise<number> {
-  const { values } = parseCommand("status", args, {
+  const { values, positionals } = parseCommand("status", args, {
     json: { type: "boolean" },
     brief: { type: "boolean" },
   }, {
     min: 0,
-    max: 0,
+    max: 1,
+    names: "[<task>]",
   });
+  if (positionals[0] !== undefined && (!/^\d+$/.test(positionals[0]) || positionals[0] === "0")) {
+    throw new UsageError(
+      `<task> must be a task number (1, 2, …), not "${positionals[0]}"`,
+      "status",
+    );
+  }
   const repo = requireRepo(ctx);
   const state = statePaths(repo.commonDir);
+  if (values.brief && positionals[0] !== undefined) {
+    throw new UsageError(
+      "--brief shows the loop, not one task: drop the task or --brief",
+      "status",
+    );
+  }
   if (values.brief) return await briefStatus(repo, values.json === true);
+  if (positionals[0] !== undefined) {
+    return await taskStatus(repo, Number(positionals[0]), values.json === true);
+  }
   const { parseBrief } = await import("../protocol/brief.ts");
   const { parseReport } = await import("../protocol/report.ts");
   const { lockState } = await import("../state/lock.ts");
@@ -238,7 +222,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
       : reviewHold
       ? reviewHold
-      : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length, repo.root)}${
+      : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length, repo)}${
         failed ? `; but ${failed}` : ""
       }`;
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
@@ -370,4 +354,59 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
     if (hold) console.log(`HOLD: ${hold.reason}\n  next: ${hold.next}`);
   }
   return hold ? 3 : 0;
+}
+
+/**
+ * `relay status <task>`: where one task stands, from its record: DONE awaiting
+ * acceptance with its receipts, findings, verifications and what accepting
+ * does; or merged, closed, its latest verdict, its attempts.
+ */
+async function taskStatus(repo: RepoPaths, task: number, json: boolean): Promise<number> {
+  const state = statePaths(repo.commonDir);
+  const { readTask } = await import("../state/tasks.ts");
+  const { acceptanceSummary } = await import("./acceptance_summary.ts");
+  const record = await readTask(state, task);
+  if (!record.rounds.length && !record.review) {
+    throw new UsageError(
+      `relay has no record of task ${task} (a task's record starts at its first attempt); "relay status" shows the loop`,
+      "status",
+    );
+  }
+  const summary = await acceptanceSummary(repo, state, task);
+  const lines = summary ?? standing(record);
+  if (json) printJson({ task, awaitingAcceptance: summary !== null, lines });
+  else console.log(lines.join("\n"));
+  return 0;
+}
+
+function standing(record: import("../state/tasks.ts").TaskRecord): string[] {
+  const r = record.review;
+  const task = record.task;
+  const last = record.rounds.at(-1);
+  const head = (() => {
+    if (r?.merged) {
+      return `task ${task} is merged (${r.merged.sha.slice(0, 12)}, by ${r.merged.by})`;
+    }
+    if (r?.closed) return `task ${task}'s PR was closed unmerged (${r.closed.reason})`;
+    const v = r?.verdicts.at(-1);
+    if (v) {
+      return `task ${task}: latest verdict ${v.verdict} at ${v.head.slice(0, 12)}${
+        v.stale ? " (stale)" : ""
+      }`;
+    }
+    return `task ${task}: no verdict yet`;
+  })();
+  return [
+    head,
+    ...(last
+      ? [
+        `  round ${last.round} (brief ${last.brief}): ${last.attempts.length} attempt(s)${
+          last.attempts.length ? `, the last ${last.attempts.at(-1)!.result}` : ""
+        }`,
+        ...last.receipts.map((x) =>
+          `  receipt ${x.stage}: ${x.result}${x.detail ? ` (${x.detail})` : ""}`
+        ),
+      ]
+      : []),
+  ];
 }

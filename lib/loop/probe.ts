@@ -12,13 +12,15 @@
  * program it saw. Under `safety_mode: strict` the ticks refuse a role whose
  * program has no passing probe or changed since (requireProbe).
  */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { ProbeError } from "../errors.ts";
 import type { RoleName, RoleSpec } from "../config/profile.ts";
 import type { ProgramSeen } from "../config/task_config.ts";
 import { Git } from "../git/git.ts";
 import { programFile, programSeen } from "../agents/program_seen.ts";
 import { runsAsRoot, startTurn } from "../agents/turn.ts";
+import { buildInvocation } from "../agents/presets.ts";
+import { fileHash, sha256 } from "../proc/hash.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import type { StatePaths } from "../state/paths.ts";
 import type { ProgressStyle } from "../agents/progress.ts";
@@ -37,7 +39,28 @@ export interface ProbeRecord {
   vendor: string;
   model?: string;
   program: ProgramSeen | null;
+  /**
+   * sha256 of the whole invocation (vendor, model, preset argv, env) and of every
+   * argument that names a file (a script run by an interpreter): strict mode runs
+   * the role only while this is unchanged.
+   */
+  invocation?: string;
   durationMs?: number;
+}
+
+/** What strict mode pins besides the program file: the invocation and the files it names. */
+export async function invocationDigest(role: ProbeRole, spec: RoleSpec): Promise<string> {
+  const inv = buildInvocation(presetOf(role), spec, "{prompt}", { isRoot: runsAsRoot() });
+  const parts: unknown[] = [spec.vendor, spec.model ?? null];
+  if (inv.kind === "process") {
+    parts.push(inv.argv, Object.entries(inv.env).sort());
+    for (const arg of inv.argv.slice(1)) {
+      if (!isAbsolute(arg)) continue;
+      const hash = await fileHash(arg).catch(() => "");
+      if (hash) parts.push([arg, hash]);
+    }
+  }
+  return await sha256(JSON.stringify(parts));
 }
 
 export interface ProbesFile {
@@ -212,6 +235,7 @@ export async function probeRole(
       result: risks.length ? "PASS_RESIDUAL_RISK" : "PASS",
       reasons: risks,
       program,
+      invocation: await invocationDigest(role, spec),
       durationMs: out.durationMs,
     };
   } finally {
@@ -259,6 +283,12 @@ export async function requireProbe(
         describe(now)
       } now`,
       `Re-probe it: "${again}". Strict mode runs only a program whose probe passed.`,
+    );
+  }
+  if (probe.invocation !== await invocationDigest(role, spec)) {
+    throw new ProbeError(
+      `the ${role}'s invocation changed since it was probed (its arguments, environment, model, or a file it runs)`,
+      `Re-probe it: "${again}". Strict mode runs only an invocation whose probe passed.`,
     );
   }
 }

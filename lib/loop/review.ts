@@ -112,9 +112,19 @@ export async function runMerge(
   opts: ReviewOptions & { task?: number; accept?: AcceptRequest },
 ): Promise<ReviewResult & { decision?: GateDecision }> {
   const state = statePaths(opts.repo.commonDir);
-  await using lock = await tryLock(state.reviewLock, "merge");
+  await using lock = await tryLock(state.reviewLock, opts.accept ? opts.accept.action : "merge");
   if (!lock) {
     return { kind: "busy", message: "busy: a relay review is running; try again when it ends" };
+  }
+  // A person's acceptance never runs beside a poll: its records are ones a running turn's
+  // guard watches, and an agent mid-turn must not be able to accept its own work. Checked,
+  // then let go (the promotion takes the poll lock itself); a poll that starts now waits for
+  // the review lock, held here, before it prepares an attempt.
+  if (opts.accept) {
+    await using poll = await tryLock(state.pollLock, opts.accept.action);
+    if (!poll) {
+      return { kind: "busy", message: "busy: a relay poll is running; try again when it ends" };
+    }
   }
   const ctx: PlanContext = { repo: opts.repo, state, log: opts.log, progress: opts.progress };
   const mode: PlannerMode = {

@@ -283,12 +283,10 @@ export function addReceipt(dirs: RecordDirs, brief: BriefRef, receipt: Receipt):
 }
 
 /**
- * Lets go of the frozen configuration of the task brief `brief` works on (the
- * task itself, or the task a fix brief is a round of): its next attempt
- * freezes the profile and repo config as they are then. Returns the task
- * whose configuration was let go of, or null when none was frozen.
+ * The task whose record holds brief `brief`'s work: the task itself, or the
+ * task a fix brief is a round of. Null when no record names it.
  */
-export async function letGoOfConfig(dirs: RecordDirs, brief: number): Promise<number | null> {
+export async function ownerOfBrief(dirs: RecordDirs, brief: number): Promise<number | null> {
   let names: string[] = [];
   try {
     for await (const e of Deno.readDir(dirs.tasks)) {
@@ -301,17 +299,28 @@ export async function letGoOfConfig(dirs: RecordDirs, brief: number): Promise<nu
   names = names.sort((a, b) => parseInt(a) - parseInt(b));
   for (const name of names) {
     const raw = await readRaw(join(dirs.tasks, name)).catch(() => null);
-    if (raw?.version !== TASK_RECORD_VERSION || raw.config === undefined) continue;
+    if (raw?.version !== TASK_RECORD_VERSION) continue;
     const record = raw as unknown as TaskRecord;
     const owns = record.task === brief || record.rounds.some((r) => r.brief === brief) ||
       (record.review?.fixes ?? []).some((f) => f.task === brief);
-    if (!owns) continue;
-    await updateTask(dirs, record.task, (r) => {
-      delete r.config;
-    });
-    return record.task;
+    if (owns) return record.task;
   }
   return null;
+}
+
+/**
+ * Lets go of the frozen configuration of the task brief `brief` works on: its
+ * next attempt freezes the profile and repo config as they are then. Returns
+ * the task whose configuration was let go of, or null when none was frozen.
+ */
+export async function letGoOfConfig(dirs: RecordDirs, brief: number): Promise<number | null> {
+  const task = await ownerOfBrief(dirs, brief);
+  if (task === null) return null;
+  return await updateTask(dirs, task, (r) => {
+    if (r.config === undefined) return null;
+    delete r.config;
+    return task;
+  });
 }
 
 /** Adds a person's verification to the task's record. */

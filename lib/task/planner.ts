@@ -189,6 +189,12 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
     }
     if (s.report.outcome === "BLOCKED") return "merge-blocked";
     if (!seen.pr || seen.pr.state !== "open") return "merge-no-pr";
+    // A person's acceptance waits for the executor like the review tick does: never while an
+    // attempt is journaled, nor while a fix brief is open on the PR's branch.
+    if (mode.accept) {
+      if (seen.journal) return "executor-mid-tick";
+      if (seen.openBranch === seen.pr.branch) return "executor-first";
+    }
     return "passed";
   }
   // Nothing while an executor attempt is open: its guard HOLDs on any change to relay's

@@ -148,6 +148,13 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       });
     case "rejected": {
       const note = (s.mode as { accept: AcceptRequest }).accept.reason ?? "";
+      // A person's rejection is never turned into a HOLD that loses the note.
+      if (record.fixes.length >= seen.fixRounds) {
+        return done(
+          "refused",
+          `not rejected: task ${sub.task} has had its ${seen.fixRounds} fix round(s), so there is no round left to send it back with; give up on it with relay close ${sub.task} --reason "…", or raise fix_rounds (within the operator profile's limits) and reject again`,
+        );
+      }
       return sendBack(
         s,
         [{ severity: "blocker", text: `a person rejected this at acceptance: ${note}` }],
@@ -324,7 +331,13 @@ function intentText(s: PlannerState): string {
   const task = intent.task;
   const does = intent.action === "accept"
     ? `merges ${intent.pr} through the gate and promotes the next brief`
-    : `sends task ${task} back to the executor with a fix brief that carries the note`;
+    : s.record!.fixes.length >= s.seen!.fixRounds
+    ? `would send task ${task} back, but it has had its ${
+      s.seen!.fixRounds
+    } fix round(s): rejecting is refused (relay close ${task} gives up on it)`
+    : `sends task ${task} back to the executor with a fix brief that carries the note (fix round ${
+      s.record!.fixes.length + 1
+    } of ${s.seen!.fixRounds})`;
   const flag = intent.action === "accept"
     ? (intent.reason === null ? "" : ` --reason ${JSON.stringify(intent.reason)}`)
     : ` --text ${JSON.stringify(intent.reason ?? "")}`;
@@ -340,6 +353,12 @@ function intentText(s: PlannerState): string {
 function staleText(s: PlannerState): string {
   const { intent, digest, changed } = s.intent!;
   const ask = (s.mode as { accept: AcceptRequest }).accept;
+  if (s.decision && s.decision.base !== intent.main) {
+    return [
+      `refused: main moved while accepting task ${intent.task}: the digest covered ${intent.main}, the merge would land on ${s.decision.base}`,
+      `nothing was merged; look again with relay accept ${intent.task} --intent-only`,
+    ].join("\n");
+  }
   return [
     `refused: task ${intent.task} no longer yields digest ${ask.expect}; it yields ${digest}`,
     ...(changed.length ? changed.map((c) => `  changed: ${c}`) : [

@@ -174,10 +174,18 @@ export const PLANNER_TABLE: ReadonlyArray<
     if (ask.expect !== w.digest) return "acceptance-stale";
     return ask.action === "accept" ? "accepted" : "rejected";
   }],
-  // A person who accepted by digest merges the human path too (its files are in the intent).
-  ["accepted", "gate-decided", (_b, e) => {
-    const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision.decision;
-    return d === "MERGE" || d === "HUMAN" ? "mergeable" : "merge-refused";
+  // A person who accepted by digest merges the human path too, but only files the intent
+  // named; and only onto the main the digest covered.
+  ["accepted", "gate-decided", (_b, e, a) => {
+    const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision;
+    const intent = a.intent!.intent;
+    if (d.base !== intent.main) return "acceptance-stale";
+    if (d.decision === "MERGE") return "mergeable";
+    if (d.decision !== "HUMAN") return "merge-refused";
+    const human = d.checks.flatMap((c) => c.result === "HUMAN" ? c.files ?? [] : []);
+    return human.length > 0 && human.every((f) => intent.infra.includes(f))
+      ? "mergeable"
+      : "merge-refused";
   }],
   ["passed", "gate-decided", (_b, e, a) => {
     const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision;

@@ -31,7 +31,8 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
   const wt = new Git(journal.worktree, config.timeouts.networkMs);
   // Strict mode: the author writes files, relay commits them. A turn that moved HEAD
   // committed (or switched) by itself: its commits stay, anchored, for a person to judge.
-  if (ready(tick).frozen?.config.safetyMode.value === "strict") {
+  const r = ready(tick);
+  if ((r.frozen?.config.safetyMode.value ?? r.profile.safetyMode) === "strict") {
     const head = await wt.head();
     if (head !== journal.before) {
       return {

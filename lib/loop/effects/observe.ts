@@ -102,7 +102,12 @@ export async function observe(
   // The task runs with the configuration it started with: its reviewer, its rounds, its merge.
   await applyTaskConfig(tick.ready, tick.state, subject.task);
   seen.fixRounds = tick.ready.config.fixRounds;
-  seen.merge = tick.ready.config.merge;
+  // A task with no frozen configuration (started before relay froze one, or let go of by
+  // relay resume until its next attempt) runs with the profile as it is: its merge_policy
+  // wins over the repo's merge, as it would in a frozen one.
+  seen.merge = tick.ready.frozen
+    ? tick.ready.config.merge
+    : profile.mergePolicy ?? tick.ready.config.merge;
   seen.handsfree = tick.ready.frozen?.config.handsfree.value ?? profile.handsfree;
   tick.subject = subject;
   const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
@@ -125,6 +130,7 @@ export async function observe(
   const pr = await forge.find(brief.branch);
   if (pr) tick.pr = pr;
   seen.pr = pr;
+  if (mode.kind === "merge" && mode.accept) seen.openBranch = await openBranch(tick.repo.root);
   if (!pr || mode.kind === "merge") return { kind: "observed", seen, record };
   // Merged (by relay or by a person): a person may have merged any head of this PR — the
   // one reported, or one an open fix brief was written for — and a PR main already has is
@@ -146,9 +152,13 @@ export async function observe(
   if (seen.mergedHead !== null && seen.mergedHead !== pr.head && !record.merged) {
     seen.prHeadInMain = await primary.isAncestor(pr.head, originMain!);
   }
-  const working = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
-  if (working !== null && readStatus(working) === "OPEN") {
-    seen.openBranch = parseBrief(working, BRIEF_FILE).branch;
-  }
+  seen.openBranch = await openBranch(tick.repo.root);
   return { kind: "observed", seen, record };
+}
+
+/** The branch of the brief OPEN in the primary tree, if any. */
+async function openBranch(root: string): Promise<string | null> {
+  const working = await readTextOrNull(join(root, BRIEF_FILE));
+  if (working === null || readStatus(working) !== "OPEN") return null;
+  return parseBrief(working, BRIEF_FILE).branch;
 }

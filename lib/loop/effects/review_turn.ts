@@ -62,7 +62,7 @@ export async function runReviewerTurn(
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
   await requireFrozenProgram("reviewer", ready(ctx));
-  if (ready(ctx).frozen?.config.safetyMode.value === "strict") {
+  if ((ready(ctx).frozen?.config.safetyMode.value ?? tick.profile.safetyMode) === "strict") {
     const { requireProbe } = await import("../probe.ts");
     await requireProbe(ctx.state, "reviewer", tick.profile.roles.reviewer);
   }

@@ -53,7 +53,8 @@ export async function runExecutorTurn(
       branch: brief.branch,
       bar: brief.bar,
       previousFailures,
-      relayCommits: ready(tick).frozen?.config.safetyMode.value === "strict",
+      relayCommits:
+        (ready(tick).frozen?.config.safetyMode.value ?? profile.safetyMode) === "strict",
       notes: await notesOf(runDir),
     }),
     env: {

@@ -44,6 +44,14 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
     );
   }
   assert.doesNotMatch(await originLog(scene), /Merge task-1/);
+  // relay merge does not stand in for the acceptance.
+  const merge = await scene.relay(["merge"]);
+  assert.equal(merge.code, 1, all(merge));
+  assert.match(
+    merge.stdout,
+    /not merging task-1: task 1's merge policy is "human", so a person accepts it by digest/,
+  );
+  assert.doesNotMatch(await originLog(scene), /Merge task-1/);
   const status = await scene.relay(["status"]);
   assert.match(status.stdout, /task 1 is DONE awaiting acceptance \(task-1 at [0-9a-f]{12}\)/);
   assert.match(status.stdout, /receipt review: PASS/);

@@ -576,6 +576,10 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ["passed", "gate MERGE", "mergeable"],
   ["passed", "gate MERGE", "ready-for-person", { seen: { ...SEEN, merge: "human" } }],
   ["passed", "gate MERGE", "mergeable", { mode: { kind: "merge" } }],
+  ["passed", "gate MERGE", "needs-acceptance", {
+    mode: { kind: "merge" },
+    seen: { ...SEEN, merge: "human" },
+  }],
   ["passed", "gate WAIT", "gate-wait"],
   ["passed", "gate WAIT", "merge-refused", { mode: { kind: "merge" } }],
   ["passed", "gate WAIT stale", "gate-stale"],
@@ -697,6 +701,7 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
   }],
   ["merge-refused", "done", { decision: decision("REFUSE"), mode: { kind: "merge" } }],
   ["mergeable", "merge"],
+  ["needs-acceptance", "done", { decision: decision("MERGE"), mode: { kind: "merge" } }],
   ["merge-missed", "wait", { said: "not mergeable" }],
   ["merged-now", "promote", { merged: { sha: "m9" } }],
   ["sent-back", "done", { sentBack: { fix: 2 } }],

@@ -96,6 +96,8 @@ Exit codes: 0 MERGE, 10 REFUSE (send back), 11 HUMAN (route to a person), 12 WAI
 
 Runs the gate and, when it says MERGE, merges the PR through the forge with a
 compare-and-swap on the reviewed head, then promotes the next queued brief.
+A task whose merge policy is human is not merged this way (exit 1): a person
+accepts it by digest with relay accept.
 Exit 0 when it merged or there is nothing to merge (--json: "decision": "NONE");
 otherwise the gate's exit code (10 REFUSE, 11 HUMAN, 12 WAIT), or 1 when the
 forge would not merge.`,

@@ -196,6 +196,12 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     }
     case "mergeable":
       return { kind: "merge" };
+    case "needs-acceptance":
+      return done(
+        "waiting",
+        `not merging ${pr.id}: task ${sub.task}'s merge policy is "human", so a person accepts it by digest: relay accept ${sub.task} --intent-only, then relay accept ${sub.task} --expect <digest>`,
+        { decision: s.decision },
+      );
     case "merge-missed":
       return s.mode.kind === "merge"
         ? done("waiting", `not merged: ${s.said}`, { decision: s.decision })

@@ -110,6 +110,7 @@ export const PLANNER_PHASES = [
   "accepted",
   "rejected",
   "merge-refused",
+  "needs-acceptance",
   "mergeable",
   "merge-missed",
   "merged-now",
@@ -189,7 +190,11 @@ export const PLANNER_TABLE: ReadonlyArray<
   }],
   ["passed", "gate-decided", (_b, e, a) => {
     const d = (e as Extract<PlannerEvent, { kind: "gate-decided" }>).decision;
-    if (a.mode.kind === "merge") return d.decision === "MERGE" ? "mergeable" : "merge-refused";
+    if (a.mode.kind === "merge") {
+      // relay merge does not stand in for a person's acceptance by digest.
+      if (d.decision === "MERGE" && a.seen!.merge === "human") return "needs-acceptance";
+      return d.decision === "MERGE" ? "mergeable" : "merge-refused";
+    }
     switch (d.decision) {
       case "MERGE":
         return a.seen!.merge === "auto" ? "mergeable" : "ready-for-person";

@@ -72,6 +72,16 @@ export async function settleOrphanReviewer(
       };
     }
     let why = "interrupted";
+    // Its outcome made it onto the record before the tick died: nothing is uncertain.
+    const { readReview } = await import("../../state/tasks.ts");
+    const record = await readReview(tick.state, orphan.task, `task-${orphan.task}`);
+    if (
+      record.verdicts.some((v) => v.runId === orphan.runId) ||
+      record.voids.some((v) => v.runId === orphan.runId)
+    ) {
+      await rj.clearReviewJournal(tick.state.reviewJournal);
+      return undefined;
+    }
     if (state.kind !== "stopped" && orphan.task === s.task) {
       // It ended on its own while no tick watched it: what it did and what it would have
       // said are unknown. Not replayed by itself (a paid turn, and it may act twice).

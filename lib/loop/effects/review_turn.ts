@@ -113,118 +113,126 @@ async function runReview(
       null,
     );
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes);
-    const controlAfter = await controlFiles(scope);
-    const steered = changedControls(controlBefore, controlAfter);
-    const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
-    if (steered.length || pushed.length) {
-      const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
-      return holdReview(
-        tick,
-        s,
-        runId,
-        [
-          steered.length
-            ? `the reviewer changed files that steer git or relay: ${steered.join(", ")}`
-            : "",
-          pushed.length
-            ? `the reviewer pushed to ${
-              pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
-            }`
-            : "",
-          kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
-        ].filter((x) => x).join("; ") +
-          " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
-      );
-    }
-    const after = await snapshot(wt, tick.primary, buildOutput);
-    const changes: string[] = [];
-    if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
-    if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
-    if (after.refs !== before.refs) changes.push("refs changed");
-    const dropped = await keepReviewerCommits(tick, runId, headMark, pr.head, true);
-    if (dropped.length) {
-      changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
-    }
-    if (changes.length) {
-      try {
-        await voidTurn(tick, worktree, runId, before, after);
-      } catch (err) {
-        // The refs could not be put back as they were: a person must look before anything
-        // else runs on them (what the reviewer left is kept under refs/relay/void/).
+    try {
+      const controlAfter = await controlFiles(scope);
+      const steered = changedControls(controlBefore, controlAfter);
+      const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
+      if (steered.length || pushed.length) {
+        const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
         return holdReview(
           tick,
           s,
           runId,
-          `the reviewer changed its worktree and relay could not undo it: ${
-            (err as Error).message.split("\n")[0]
-          }`,
-          `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the reviewer moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+          [
+            steered.length
+              ? `the reviewer changed files that steer git or relay: ${steered.join(", ")}`
+              : "",
+            pushed.length
+              ? `the reviewer pushed to ${
+                pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
+              }`
+              : "",
+            kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
+          ].filter((x) => x).join("; ") +
+            " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
         );
       }
-      const why = voidCause(before.status, after.status, buildOutput, {
-        task: s.task,
-        branch: pr.branch,
-      });
+      const after = await snapshot(wt, tick.primary, buildOutput);
+      const changes: string[] = [];
+      if (after.head !== before.head) changes.push(`HEAD moved to ${after.head.slice(0, 12)}`);
+      if (after.status !== before.status) changes.push(`files changed:\n${after.status}`);
+      if (after.refs !== before.refs) changes.push("refs changed");
+      const dropped = await keepReviewerCommits(tick, runId, headMark, pr.head, true);
+      if (dropped.length) {
+        changes.push(`it made commits it left on no ref (kept under ${dropped.join(", ")})`);
+      }
+      if (changes.length) {
+        try {
+          await voidTurn(tick, worktree, runId, before, after);
+        } catch (err) {
+          // The refs could not be put back as they were: a person must look before anything
+          // else runs on them (what the reviewer left is kept under refs/relay/void/).
+          return holdReview(
+            tick,
+            s,
+            runId,
+            `the reviewer changed its worktree and relay could not undo it: ${
+              (err as Error).message.split("\n")[0]
+            }`,
+            `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the reviewer moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+          );
+        }
+        const why = voidCause(before.status, after.status, buildOutput, {
+          task: s.task,
+          branch: pr.branch,
+        });
+        await emit({
+          kind: "review-void",
+          runId,
+          at: now(),
+          why: `${why.cause}: ${changes.join("; ")}`,
+        });
+        tick.log.step(`review turn ${runId} is void: ${why.cause}`);
+        // Tracked build output is rewritten on every run: another turn would only be void again.
+        if (turn === 2 || why.next !== undefined) {
+          return holdReview(
+            tick,
+            s,
+            runId,
+            `${turn === 2 ? why.twice : why.cause} (${changes.join("; ")})`,
+            why.next,
+          );
+        }
+        continue;
+      }
+      await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
+      const parsed = out.problem
+        ? { ok: false as const, problem: out.problem }
+        : parseVerdict(out.text);
+      if (!parsed.ok) {
+        await emit({
+          kind: "review-void",
+          runId,
+          at: now(),
+          why: `invalid verdict: ${parsed.problem}`,
+        });
+        tick.log.step(`review turn ${runId} gave no valid verdict: ${parsed.problem}`);
+        if (turn === 2) {
+          return holdReview(
+            tick,
+            s,
+            runId,
+            `the reviewer gave no valid verdict twice (${parsed.problem})`,
+          );
+        }
+        continue;
+      }
       await emit({
-        kind: "review-void",
-        runId,
-        at: now(),
-        why: `${why.cause}: ${changes.join("; ")}`,
-      });
-      tick.log.step(`review turn ${runId} is void: ${why.cause}`);
-      // Tracked build output is rewritten on every run: another turn would only be void again.
-      if (turn === 2 || why.next !== undefined) {
-        return holdReview(
-          tick,
-          s,
+        kind: "verdict",
+        verdict: {
           runId,
-          `${turn === 2 ? why.twice : why.cause} (${changes.join("; ")})`,
-          why.next,
-        );
-      }
-      continue;
-    }
-    await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
-    const parsed = out.problem
-      ? { ok: false as const, problem: out.problem }
-      : parseVerdict(out.text);
-    if (!parsed.ok) {
-      await emit({
-        kind: "review-void",
-        runId,
-        at: now(),
-        why: `invalid verdict: ${parsed.problem}`,
+          at: now(),
+          reportTask: s.report.task,
+          head: pr.head,
+          tree: await tick.primary.treeOf(pr.head),
+          // The main the reviewer saw is the one the head is built on: if main has product
+          // commits past it, the gate re-runs the bar on the would-be merge before trusting this.
+          main: await tick.primary.out(["merge-base", pr.head, s.originMain]),
+          verdict: parsed.value.verdict,
+          findings: parsed.value.findings,
+        },
       });
-      tick.log.step(`review turn ${runId} gave no valid verdict: ${parsed.problem}`);
-      if (turn === 2) {
-        return holdReview(
-          tick,
-          s,
-          runId,
-          `the reviewer gave no valid verdict twice (${parsed.problem})`,
-        );
-      }
-      continue;
+      await tick.forge.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
+      tick.log.step(`task ${s.task}: verdict ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`);
+      failpoint("review-after-verdict");
+      return;
+    } finally {
+      // Cleared once the turn's outcome is on record (a verdict, a void, a HOLD): a tick
+      // killed before then leaves the journal, and the next tick finds the turn uncertain
+      // unless its outcome is recorded (settleOrphanReviewer).
+      const rj = await import("../review_journal.ts");
+      await rj.clearReviewJournal(tick.state.reviewJournal);
     }
-    await emit({
-      kind: "verdict",
-      verdict: {
-        runId,
-        at: now(),
-        reportTask: s.report.task,
-        head: pr.head,
-        tree: await tick.primary.treeOf(pr.head),
-        // The main the reviewer saw is the one the head is built on: if main has product
-        // commits past it, the gate re-runs the bar on the would-be merge before trusting this.
-        main: await tick.primary.out(["merge-base", pr.head, s.originMain]),
-        verdict: parsed.value.verdict,
-        findings: parsed.value.findings,
-      },
-    });
-    await tick.forge.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
-    tick.log.step(`task ${s.task}: verdict ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`);
-    failpoint("review-after-verdict");
-    return;
   }
   throw new Error("unreachable");
 }
@@ -327,8 +335,10 @@ async function dispatchReviewer(
           passEnv: tick.config.barEnv,
         }),
     });
-  } finally {
+  } catch (err) {
+    // The turn did not run to an end this tick can judge: nothing is left to wait for.
     await rj.clearReviewJournal(tick.state.reviewJournal);
+    throw err;
   }
   // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
   if (res.startError) {

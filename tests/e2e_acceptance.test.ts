@@ -44,6 +44,9 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
     );
   }
   assert.doesNotMatch(await originLog(scene), /Merge task-1/);
+  // Waiting for a person, the tick decides the same every minute: the history says it once.
+  const waited = (await scene.relay(["show", "1"])).stdout;
+  assert.equal(waited.match(/gate: MERGE/g)?.length, 1, waited);
   // relay merge does not stand in for the acceptance.
   const merge = await scene.relay(["merge"]);
   assert.equal(merge.code, 1, all(merge));

@@ -7,7 +7,7 @@
  * history and are not written.
  */
 import { HoldError } from "../errors.ts";
-import { appendEvent, type NewEvent, readEvents } from "../task/log.ts";
+import { appendEvent, eventsPath, type NewEvent, readEvents } from "../task/log.ts";
 import type { ExecutorEvent, ExecutorState } from "../task/executor.ts";
 import type { PlannerEvent, PlannerState } from "../task/planner.ts";
 
@@ -42,12 +42,29 @@ export class Timeline {
   }
 
   async add(entry: Entry): Promise<void> {
+    // A review tick that waits (for a person's acceptance, for the gate) decides the same
+    // every minute: the history keeps the decision once, not once a minute.
+    if (entry.event === "gate-decided" && await this.#repeats(entry)) return;
     await appendEvent(this.commonDir, this.task, {
       ...entry,
       run: entry.run ?? null,
       brief: this.brief,
       round: await this.round(),
     } as NewEvent);
+  }
+
+  /** Whether the log's last line is this same event with the same details. */
+  async #repeats(entry: Entry): Promise<boolean> {
+    const text = await Deno.readTextFile(eventsPath(this.commonDir, this.task)).catch(() => "");
+    const last = text.trimEnd().split("\n").at(-1);
+    if (!last) return false;
+    try {
+      const line = JSON.parse(last) as { event?: unknown; details?: unknown; brief?: unknown };
+      return line.event === entry.event && line.brief === this.brief &&
+        JSON.stringify(line.details) === JSON.stringify(entry.details);
+    } catch {
+      return false;
+    }
   }
 
   /** Whether the log has anything of this brief yet (its first attempt opens it). */

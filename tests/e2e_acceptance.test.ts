@@ -60,6 +60,10 @@ Deno.test("merge_policy human: DONE awaiting acceptance; reject by digest; a sta
   assert.match(status.stdout, /receipt review: PASS/);
   assert.match(status.stdout, /open finding: \[minor\] looks fine/);
   assert.match(status.stdout, /accepting merges task-1 through the gate/);
+  assert.match(
+    status.stdout,
+    /next review: runs the merge gate on task-1 \(task 1 passed review\); on MERGE it stops at DONE awaiting acceptance/,
+  );
   const one = await scene.relay(["status", "1"]);
   assert.equal(one.code, 0, all(one));
   assert.match(

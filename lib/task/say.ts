@@ -53,7 +53,9 @@ export function sayPlanner(effect: PlannerEffect, s: PlannerState): string {
         pr?.head.slice(0, 12)
       } (the gate's scope check, then the reviewer)`;
     case "gate":
-      return `runs the merge gate on ${pr?.id} (task ${task} passed review), and merges it if the gate says MERGE`;
+      return s.seen?.merge === "human" && s.mode.kind === "tick"
+        ? `runs the merge gate on ${pr?.id} (task ${task} passed review); on MERGE it stops at DONE awaiting acceptance (merge policy human: a person accepts it with relay accept)`
+        : `runs the merge gate on ${pr?.id} (task ${task} passed review), and merges it if the gate says MERGE`;
     case "merge":
       return `merges ${pr?.id}`;
     case "send-back": {

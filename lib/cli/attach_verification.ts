@@ -49,7 +49,7 @@ export async function attachVerification(args: string[], ctx: Context): Promise<
     );
   }
   const { statePaths } = await import("../state/paths.ts");
-  const { tryLock } = await import("../state/lock.ts");
+  const { whileNoTickRuns } = await import("../state/lock.ts");
   const { addVerification, readTask } = await import("../state/tasks.ts");
   const { loadRepoConfig } = await import("../config/repo.ts");
   const { Git } = await import("../git/git.ts");
@@ -71,16 +71,10 @@ export async function attachVerification(args: string[], ctx: Context): Promise<
   const name = basename(values.file);
   const dir = join(state.dir, "verifications", String(task));
   const file = join(dir, `${digest.slice(0, 16)}-${name}`);
-  {
-    await using review = await tryLock(state.reviewLock, "attach-verification");
-    await using poll = review ? await tryLock(state.pollLock, "attach-verification") : null;
-    if (!review || !poll) {
-      console.log("not attached: a tick is running; try again when it ends");
-      return 1;
-    }
+  const text = values.text?.trim();
+  const attached = await whileNoTickRuns(state, "attach-verification", async () => {
     await Deno.mkdir(dir, { recursive: true });
     await Deno.writeFile(file, bytes);
-    const text = values.text?.trim();
     await addVerification(state, task, {
       at: new Date().toISOString(),
       head,
@@ -90,6 +84,10 @@ export async function attachVerification(args: string[], ctx: Context): Promise<
       name,
       ...(text ? { text } : {}),
     });
+  });
+  if (!attached) {
+    console.log("not attached: a tick is running; try again when it ends");
+    return 1;
   }
   console.log(
     `attached to task ${task}: ${name} (sha256 ${digest.slice(0, 12)}) for ${branch} at ${

@@ -32,7 +32,7 @@ export async function note(args: string[], ctx: Context): Promise<number> {
   }
   const repo = requireRepo(ctx);
   const { statePaths } = await import("../state/paths.ts");
-  const { tryLock } = await import("../state/lock.ts");
+  const { whileNoTickRuns } = await import("../state/lock.ts");
   const { addNote } = await import("../state/tasks.ts");
   const state = statePaths(repo.commonDir);
   const { ownerOfBrief, readTask } = await import("../state/tasks.ts");
@@ -52,16 +52,11 @@ export async function note(args: string[], ctx: Context): Promise<number> {
       "note",
     );
   }
-  {
-    await using review = await tryLock(state.reviewLock, "note");
-    await using poll = review ? await tryLock(state.pollLock, "note") : null;
-    if (!review || !poll) {
-      console.log(
-        "not noted: a tick is running (an agent turn may be under way); try again when it ends",
-      );
-      return 1;
-    }
-    await addNote(state, owner, text);
+  if (!await whileNoTickRuns(state, "note", () => addNote(state, owner, text))) {
+    console.log(
+      "not noted: a tick is running (an agent turn may be under way); try again when it ends",
+    );
+    return 1;
   }
   const { Timeline } = await import("../loop/timeline.ts");
   await new Timeline(repo.commonDir, owner, task).add({

@@ -23,7 +23,7 @@ export async function probe(args: string[], ctx: Context): Promise<number> {
   const { statePaths } = await import("../state/paths.ts");
   const profile = await loadProfile(profilePath(ctx.profile));
   const roles = role === undefined ? PROBE_ROLES : [role as typeof PROBE_ROLES[number]];
-  const records = [];
+  const records: Awaited<ReturnType<typeof probeRole>>[] = [];
   for (const r of roles) {
     const record = await probeRole(r, profile.roles[r], {
       progress: values.json ? "quiet" : "plain",
@@ -46,15 +46,10 @@ export async function probe(args: string[], ctx: Context): Promise<number> {
   }
   // probes.json is a file a running turn's guard watches: saved only while no tick runs.
   const state = statePaths(repo.commonDir);
-  const { tryLock } = await import("../state/lock.ts");
-  {
-    await using review = await tryLock(state.reviewLock, "probe");
-    await using poll = review ? await tryLock(state.pollLock, "probe") : null;
-    if (!review || !poll) {
-      console.log("not recorded: a tick is running; run relay probe again when it ends");
-      return 1;
-    }
-    await saveProbes(state, records);
+  const { whileNoTickRuns } = await import("../state/lock.ts");
+  if (!await whileNoTickRuns(state, "probe", () => saveProbes(state, records))) {
+    console.log("not recorded: a tick is running; run relay probe again when it ends");
+    return 1;
   }
   if (values.json) printJson({ probes: records });
   return records.some((r) => r.result === "FAIL") ? 1 : 0;

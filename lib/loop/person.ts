@@ -8,7 +8,7 @@
  * never wedges the loop. Each fact goes into the task's timeline.
  */
 import type { RepoPaths } from "../git/discover.ts";
-import { tryLock } from "../state/lock.ts";
+import { tryLock, whileNoTickRuns } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
 import type { Ending, PersonEffect, TickEnd } from "../task/effects.ts";
 import {
@@ -155,8 +155,10 @@ export async function closeTask(
   reason: string,
 ): Promise<PersonResult> {
   const state = statePaths(repo.commonDir);
-  await using review = await tryLock(state.reviewLock, "close");
-  await using poll = review ? await tryLock(state.pollLock, "close") : null;
-  if (!review || !poll) return busy("busy: a tick is running; try again in a minute");
-  return await run({ kind: "close", task, reason }, { repo, state });
+  const closed = await whileNoTickRuns(
+    state,
+    "close",
+    () => run({ kind: "close", task, reason }, { repo, state }),
+  );
+  return closed?.value ?? busy("busy: a tick is running; try again in a minute");
 }

@@ -174,3 +174,20 @@ async function readInfo(path: string): Promise<LockInfo | null> {
   }
   return { pid, host, started, command };
 }
+
+/**
+ * Runs `fn` while neither tick runs: both ticks' locks, taken without waiting
+ * (the review's first, as every holder of both takes them). A person's command
+ * that writes a record a running turn's guard watches goes through here.
+ * Returns null, having run nothing, when a tick holds either lock.
+ */
+export async function whileNoTickRuns<T>(
+  locks: { reviewLock: string; pollLock: string },
+  command: string,
+  fn: () => Promise<T>,
+): Promise<{ value: T } | null> {
+  await using review = await tryLock(locks.reviewLock, command);
+  await using poll = review ? await tryLock(locks.pollLock, command) : null;
+  if (!review || !poll) return null;
+  return { value: await fn() };
+}

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Journal, Step } from "../lib/state/journal.ts";
 import { STEPS } from "../lib/state/journal.ts";
-import type { ReviewRecord, VerdictRecord } from "../lib/state/reviews.ts";
+import type { PostStage, ReviewRecord, StageRun, VerdictRecord } from "../lib/state/reviews.ts";
 import { allowed, type Effect, sideOf } from "../lib/task/effects.ts";
 import {
   type ExecutorEvent,
@@ -310,8 +310,23 @@ const SEEN: Seen = {
   fixRounds: 3,
   merge: "auto",
   handsfree: false,
+  stages: [],
 };
 const RECORD: ReviewRecord = { task: 1, branch: "task-1", verdicts: [], voids: [], fixes: [] };
+const stageRun = (
+  stage: PostStage,
+  result: StageRun["result"],
+  more: Partial<StageRun> = {},
+): StageRun => ({
+  stage,
+  runId: `${stage}-1`,
+  at: "2026-01-01T00:00:05Z",
+  head: "h1",
+  tree: "t1",
+  result,
+  findings: result === "FAIL" ? [{ severity: "blocker", text: "secret in a log" }] : [],
+  ...more,
+});
 const verdict = (v: "PASS" | "FAIL", more: Partial<VerdictRecord> = {}): VerdictRecord => ({
   runId: "r1",
   at: "2026-01-01T00:00:02Z",
@@ -418,6 +433,47 @@ const CLASSIFY: [string, Partial<Seen>, Partial<ReviewRecord>, "tick" | "merge",
     "tick",
     "failed",
   ],
+  [
+    "a PASS a stage sent back",
+    {},
+    { verdicts: [verdict("PASS")], stages: [stageRun("security", "FAIL")] },
+    "tick",
+    "stage-failed",
+  ],
+  [
+    "a PASS whose stage run predates a new review",
+    {},
+    {
+      verdicts: [verdict("PASS", { at: "2026-01-01T00:00:09Z" })],
+      stages: [stageRun("security", "FAIL")],
+    },
+    "tick",
+    "passed",
+  ],
+  [
+    "a stage's fix with the executor",
+    {},
+    {
+      verdicts: [verdict("PASS")],
+      stages: [stageRun("security", "FAIL")],
+      fixes: [{ task: 2, at: "2026-01-01T00:00:06Z", head: "h1" }],
+    },
+    "tick",
+    "fix-with-executor",
+  ],
+  [
+    "a stage's fix answered without a commit: reviewed again",
+    {
+      subject: { ...SEEN.subject!, report: { task: 2, outcome: "SHIPPED", head: "h1" } },
+    },
+    {
+      verdicts: [verdict("PASS")],
+      stages: [stageRun("security", "FAIL")],
+      fixes: [{ task: 2, at: "2026-01-01T00:00:06Z", head: "h1" }],
+    },
+    "tick",
+    "to-review",
+  ],
   ["relay merge with nothing reported", { subject: null }, {}, "merge", "nothing-to-merge"],
   [
     "relay merge on a BLOCKED task",
@@ -511,6 +567,8 @@ const FACTS: [string, PlannerEvent][] = [
     files: ["ci.yml"],
   }],
   ["review-void", { kind: "review-void", runId: "r", at: "", why: "moved" }],
+  ["stage PASS", { kind: "stage-ran", run: stageRun("polish", "PASS") }],
+  ["stage FAIL", { kind: "stage-ran", run: stageRun("security", "FAIL") }],
   ["verdict PASS", { kind: "verdict", verdict: verdict("PASS") }],
   ["verdict FAIL", { kind: "verdict", verdict: verdict("FAIL") }],
   ["review-held", { kind: "review-held", reason: "r", next: "n", runId: "x" }],
@@ -560,6 +618,11 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ["scope-passed", "verdict FAIL", "review-failed"],
   ["scope-passed", "review-held", "review-held"],
   ["scope-passed", "reviewer-still-running", "reviewer-busy"],
+  ["passed", "stage PASS", "passed"],
+  ["passed", "stage FAIL", "stage-failed"],
+  ["passed", "review-void", "passed"],
+  ["passed", "review-held", "review-held"],
+  ["passed", "reviewer-still-running", "reviewer-busy"],
   ["passed", "revalidated", "passed"],
   ["accepted", "revalidated", "accepted"],
   ["passed", "acceptance-weighed", "acceptance-shown", accepting("accept", null)],
@@ -599,6 +662,7 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
     "failed",
     "scope-refused",
     "review-failed",
+    "stage-failed",
     "stale-twice",
     "gate-refused",
   ] as const).map((
@@ -675,6 +739,26 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
   ["review-held", "record-hold", { held: { reason: "r", next: "n", runId: "x" } }],
   ["review-failed", "send-back"],
   ["passed", "gate"],
+  ["passed", "run-stage", {
+    seen: { ...SEEN, stages: ["finish", "security"] },
+    record: { ...RECORD, verdicts: [verdict("PASS")], stages: [stageRun("finish", "PASS")] },
+  }],
+  ["passed", "gate", {
+    seen: { ...SEEN, stages: ["finish", "security"] },
+    record: {
+      ...RECORD,
+      verdicts: [verdict("PASS")],
+      stages: [stageRun("finish", "PASS"), stageRun("security", "PASS")],
+    },
+  }],
+  ["passed", "done", {
+    mode: { kind: "merge" },
+    seen: { ...SEEN, stages: ["finish", "security"] },
+    record: { ...RECORD, verdicts: [verdict("PASS")] },
+  }],
+  ["stage-failed", "send-back", {
+    record: { ...RECORD, verdicts: [verdict("PASS")], stages: [stageRun("security", "FAIL")] },
+  }],
   ["gate-stale", "mark-stale"],
   ["stale-twice", "send-back", { decision: decision("WAIT") }],
   ["gate-wait", "wait", { decision: decision("WAIT") }],

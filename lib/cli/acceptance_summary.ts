@@ -31,7 +31,8 @@ export async function acceptanceSummary(
   if (verdict?.verdict !== "PASS" || verdict.stale) return null;
   const tree = await git.out(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`]);
   const { verificationLine } = await import("../loop/effects/acceptance.ts");
-  return summaryLines(task, review.branch, head, record, verdict.findings, {
+  const { openFindings } = await import("../task/planner.ts");
+  return summaryLines(task, review.branch, head, record, openFindings(review, head), {
     verified: (record.verifications ?? []).filter((v) => v.tree === tree).map(verificationLine),
   });
 }

@@ -121,6 +121,10 @@ export async function init(args: string[], ctx: Context): Promise<number> {
     [CONFIG_FILE, () => Promise.resolve(renderDefaultRepoConfig())],
     [`${INBOX_DIR}/.gitkeep`, () => Promise.resolve("")],
     ["REVIEWER.md", () => readTemplate("REVIEWER.md")],
+    // The procedures of the stages after review, read from main like REVIEWER.md.
+    [".relay/POLISH.md", () => readTemplate("POLISH.md")],
+    [".relay/DOCS.md", () => readTemplate("DOCS.md")],
+    [".relay/SECURITY.md", () => readTemplate("SECURITY.md")],
     ["CLAUDE.md", () => readTemplate("CLAUDE.md")],
     ["AGENTS.md", () => readTemplate("AGENTS.md")],
   ];

@@ -32,6 +32,7 @@ import { drive, type Machine } from "./drive.ts";
 import type { PlanContext } from "./effects/context.ts";
 import { observe } from "./effects/observe.ts";
 import { runReviewerTurn } from "./effects/review_turn.ts";
+import { runStage } from "./effects/stage.ts";
 import { checkScope, gate, merge } from "./effects/gate.ts";
 import {
   handBlockedOver,
@@ -211,6 +212,8 @@ function handle(
       return checkScope(ctx);
     case "run-turn":
       return runReviewerTurn(ctx, emit);
+    case "run-stage":
+      return runStage(ctx, effect.stage, emit);
     case "gate":
       return gate(ctx, s, mode, emit);
     case "mark-stale":

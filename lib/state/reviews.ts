@@ -31,6 +31,30 @@ export interface VerdictRecord {
   revalidations?: { main: string; mergeTree: string; passed: boolean; at: string }[];
 }
 
+/** The stages after review, in order: relay's own checks, then reviewer-style turns. */
+export const POST_STAGES = ["finish", "polish", "docs", "security"] as const;
+export type PostStage = typeof POST_STAGES[number];
+
+/** One run of a post-review stage on a head: its result and what it found. */
+export interface StageRun {
+  stage: PostStage;
+  runId: string;
+  at: string;
+  /** The task whose report was on main (a fix brief has its own number). */
+  reportTask?: number;
+  head: string;
+  tree: string;
+  /** SKIPPED: the stage had nothing to run (e.g. finish with no test_command); `detail` says why. */
+  result: "PASS" | "FAIL" | "SKIPPED";
+  findings: Finding[];
+  detail?: string;
+}
+
+/** A stage's run sends the PR back: it failed it, or named a blocker. */
+export function sendsBack(run: StageRun): boolean {
+  return run.result === "FAIL" || run.findings.some((f) => f.severity === "blocker");
+}
+
 export interface ReviewRecord {
   /** The original task (the PR's task); fix briefs point back to it. */
   task: number;
@@ -43,6 +67,8 @@ export interface ReviewRecord {
   merged?: { sha: string; at: string; by: "relay" | "out-of-band" };
   /** Closed without merging by a person (`relay close`). */
   closed?: { head: string; at: string; reason: string };
+  /** Runs of the stages after review (finish, polish, docs, security), each on one head. */
+  stages?: StageRun[];
   /** The last gate decision that routed this PR to a person. */
   human?: { head: string; at: string; files: string[] };
 }

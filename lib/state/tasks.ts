@@ -393,7 +393,25 @@ export function writeReview(dirs: RecordDirs, review: ReviewRecord): Promise<voi
         detail: `${v.findings.length} finding(s)`,
       });
     }
-  }, review.verdicts.map((v) => v.reportTask));
+    // Each post-review stage's run is a receipt of the round whose report it judged.
+    for (const run of review.stages ?? []) {
+      const round = roundOf(record, run.reportTask ?? review.task);
+      if (round.receipts.some((r) => r.stage === run.stage && r.runId === run.runId)) continue;
+      round.receipts.push({
+        stage: run.stage,
+        runId: run.runId,
+        at: run.at,
+        result: run.result,
+        head: run.head,
+        tree: run.tree,
+        detail: [run.detail, run.findings.length ? `${run.findings.length} finding(s)` : ""]
+          .filter((x) => x).join("; "),
+      });
+    }
+  }, [
+    ...review.verdicts.map((v) => v.reportTask),
+    ...(review.stages ?? []).map((r) => r.reportTask ?? review.task),
+  ]);
 }
 
 type Shape = "v1" | "v2" | "review";
@@ -475,6 +493,17 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
     }).optional(),
     closed: z.object({ head: z.string(), at: z.string(), reason: z.string() }).optional(),
     human: z.object({ head: z.string(), at: z.string(), files: z.array(z.string()) }).optional(),
+    stages: z.array(z.object({
+      stage: z.enum(["finish", "polish", "docs", "security"]),
+      runId: z.string(),
+      at: z.string(),
+      reportTask: task.optional(),
+      head: z.string(),
+      tree: z.string(),
+      result: z.enum(["PASS", "FAIL", "SKIPPED"]),
+      findings: z.array(finding),
+      detail: z.string().optional(),
+    })).optional(),
   });
   const v1 = z.object({ attempts: z.array(attempt), receipts: z.array(receipt).default([]) });
   const v2 = z.object({

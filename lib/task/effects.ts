@@ -7,7 +7,7 @@
  * do what: the driver refuses an effect of the other side, and a test walks
  * every state of the executor's table to show it is never handed a merge.
  */
-import type { Finding } from "../state/reviews.ts";
+import type { Finding, PostStage } from "../state/reviews.ts";
 
 /**
  * The executor's tick, the planner's tick, or a person's command (`relay
@@ -70,6 +70,8 @@ export type PlannerEffect =
   | { kind: "promote"; done: string; retire?: string }
   | { kind: "check-scope" }
   | { kind: "run-turn"; role: "reviewer" }
+  /** A stage after review: relay's own checks (finish), or a reviewer-style turn. */
+  | { kind: "run-stage"; stage: PostStage }
   | { kind: "gate" }
   | { kind: "mark-stale" }
   | { kind: "send-back"; findings: Finding[]; why: string }
@@ -130,6 +132,7 @@ export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
   "note-close": "planner",
   promote: "planner",
   "check-scope": "planner",
+  "run-stage": "planner",
   gate: "planner",
   "mark-stale": "planner",
   "send-back": "planner",
@@ -215,6 +218,10 @@ export function describeEffect(effect: Effect): string {
       return "promotes the next queued brief";
     case "check-scope":
       return "runs the gate's scope check";
+    case "run-stage":
+      return effect.stage === "finish"
+        ? "runs the finish stage: relay's own checks (test_command, mergeability) on the head"
+        : `runs the ${effect.stage} stage's turn on the head`;
     case "gate":
       return "runs the merge gate";
     case "mark-stale":

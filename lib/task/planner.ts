@@ -7,7 +7,14 @@
  * and the facts that move them are the table in lib/task/table.ts.
  */
 import type { PrStatus } from "../forge/types.ts";
-import type { Finding, ReviewRecord, VerdictRecord } from "../state/reviews.ts";
+import type {
+  Finding,
+  PostStage,
+  ReviewRecord,
+  StageRun,
+  VerdictRecord,
+} from "../state/reviews.ts";
+import { sendsBack } from "../state/reviews.ts";
 import { phaseAfter, type PlannerPhase } from "./table.ts";
 
 /**
@@ -48,6 +55,8 @@ export interface Seen {
   merge: "auto" | "human";
   /** Every point that would wait for a person is a HOLD with the question in it. */
   handsfree: boolean;
+  /** The stages this task runs after review, in order (its frozen configuration's). */
+  stages: PostStage[];
 }
 
 export interface Subject {
@@ -131,6 +140,7 @@ export type PlannerEvent =
   }
   | { kind: "review-void"; runId: string; at: string; why: string }
   | { kind: "verdict"; verdict: VerdictRecord }
+  | { kind: "stage-ran"; run: StageRun }
   | { kind: "review-held"; reason: string; next: string; runId: string }
   | { kind: "reviewer-still-running"; message: string }
   | {
@@ -178,6 +188,15 @@ export function verdictOn(record: ReviewRecord, head: string): VerdictRecord | u
   return record.verdicts.filter((v) => v.head === head).at(-1);
 }
 
+/**
+ * The stages still to run on this head, in order: those with no run since its
+ * newest verdict. A new head, or a new review of this one, runs them all again.
+ */
+export function stagesDue(seen: Seen, record: ReviewRecord, head: string): PostStage[] {
+  const ran = new Set(stageRunsSince(record, head).map((r) => r.stage));
+  return seen.stages.filter((stage) => !ran.has(stage));
+}
+
 /** Where the task stands once observed: the phase `next` starts from. */
 export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | null): PlannerPhase {
   const s = seen.subject;
@@ -222,7 +241,34 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
     return "to-review";
   }
   if (!verdict || verdict.stale) return "to-review";
+  // A stage after review (or a person's rejection) sent this head back after its PASS.
+  const fix = record.fixes.filter((f) => f.head === pr.head).at(-1);
+  if (fix && fix.at > verdict.at) {
+    if (s.report.task !== fix.task) return "fix-with-executor";
+    // Answered without a new commit: reviewed again, and the stages run again from there.
+    return "to-review";
+  }
+  if (stageRunsSince(record, pr.head).some(sendsBack)) return "stage-failed";
   return "passed";
+}
+
+/**
+ * The findings still open on this head: its verdict's, and those of the
+ * stages that ran on it since, each named after its stage.
+ */
+export function openFindings(record: ReviewRecord, head: string): Finding[] {
+  return [
+    ...verdictOn(record, head)?.findings ?? [],
+    ...stageRunsSince(record, head).flatMap((r) =>
+      r.findings.map((f) => ({ severity: f.severity, text: `${f.text} (${r.stage} stage)` }))
+    ),
+  ];
+}
+
+/** The runs of the stages on this head since its newest verdict: a new review starts them over. */
+export function stageRunsSince(record: ReviewRecord, head: string): StageRun[] {
+  const since = verdictOn(record, head)?.at ?? "";
+  return (record.stages ?? []).filter((r) => r.head === head && r.at >= since);
 }
 
 /** The void entry that marks a BLOCKED report as handed to a person. */
@@ -267,6 +313,11 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
       return r({
         record: { ...record!, verdicts: [...record!.verdicts, e.verdict] },
         findings: e.verdict.findings,
+      });
+    case "stage-ran":
+      return r({
+        record: { ...record!, stages: [...record!.stages ?? [], e.run] },
+        findings: e.run.findings,
       });
     case "review-held":
       return r({ held: { reason: e.reason, next: e.next, runId: e.runId } });

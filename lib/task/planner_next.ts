@@ -12,8 +12,11 @@ import {
   type GateDecision,
   type Intent,
   type PlannerState,
+  stageRunsSince,
+  stagesDue,
   verdictOn,
 } from "./planner.ts";
+import { sendsBack } from "../state/reviews.ts";
 
 const short = (sha: string) => sha.slice(0, 12);
 
@@ -132,10 +135,32 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       return { kind: "record-hold", ...s.held! };
     case "review-failed":
       return sendBack(s, s.findings, "The reviewer failed this PR.");
-    case "passed":
+    case "passed": {
+      // The stages after review run on the head its PASS is for; a merge or an acceptance
+      // waits for them (a rejection need not).
+      const verdict = verdictOn(record, pr.head);
+      const due = verdict?.verdict === "PASS" ? stagesDue(seen, record, pr.head) : [];
+      if (due.length && s.mode.kind === "tick") return { kind: "run-stage", stage: due[0]! };
+      if (due.length && s.mode.kind === "merge" && s.mode.accept?.action !== "reject") {
+        return done(
+          "waiting",
+          `not yet: ${pr.id} at ${short(pr.head)} passed review, but its stage(s) ${
+            due.join(", ")
+          } have not run on it; the review tick runs them (relay status ${sub.task} shows where it stands)`,
+        );
+      }
       return s.mode.kind === "merge" && s.mode.accept && !s.intent
         ? { kind: "weigh-acceptance" }
         : { kind: "gate" };
+    }
+    case "stage-failed": {
+      const run = stageRunsSince(record, pr.head).filter(sendsBack).at(-1)!;
+      const findings = run.findings.some((f) => f.severity === "blocker") ? run.findings : [{
+        severity: "blocker" as const,
+        text: `the ${run.stage} stage failed this head${run.detail ? `: ${run.detail}` : ""}`,
+      }, ...run.findings];
+      return sendBack(s, findings, `The ${run.stage} stage sent this PR back.`);
+    }
     case "accepted":
       return { kind: "gate" };
     case "acceptance-shown":

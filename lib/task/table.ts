@@ -16,6 +16,7 @@ import type { Journal, Step } from "../state/journal.ts";
 import type { PersonEvent } from "./person.ts";
 import type { PlannerEvent, PlannerState } from "./planner.ts";
 import { classify, staleWait } from "./planner.ts";
+import { sendsBack } from "../state/reviews.ts";
 
 // ---------------------------------------------------------------------------
 // The executor: the steps of one attempt.
@@ -98,6 +99,7 @@ export const PLANNER_PHASES = [
   "reviewer-busy",
   "review-held",
   "review-failed",
+  "stage-failed",
   "gate-stale",
   "stale-twice",
   "gate-wait",
@@ -129,6 +131,7 @@ const SENDS_BACK = [
   "failed",
   "scope-refused",
   "review-failed",
+  "stage-failed",
   "stale-twice",
   "gate-refused",
 ] as const;
@@ -166,6 +169,19 @@ export const PLANNER_TABLE: ReadonlyArray<
   ],
   ["scope-passed", "review-held", "review-held"],
   ["scope-passed", "reviewer-still-running", "reviewer-busy"],
+  // The stages after review run from "passed", one per effect: a run that sends back
+  // moves to a send-back; any other run leaves the task passed, for the next stage or the gate.
+  [
+    "passed",
+    "stage-ran",
+    (_b, e) =>
+      sendsBack((e as Extract<PlannerEvent, { kind: "stage-ran" }>).run)
+        ? "stage-failed"
+        : "passed",
+  ],
+  ["passed", "review-void", "passed"],
+  ["passed", "review-held", "review-held"],
+  ["passed", "reviewer-still-running", "reviewer-busy"],
   ["passed", "revalidated", "passed"],
   ["accepted", "revalidated", "accepted"],
   ["passed", "acceptance-weighed", (_b, e, a) => {

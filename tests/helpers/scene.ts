@@ -14,6 +14,7 @@ import type { ReviewRecord } from "../../lib/state/reviews.ts";
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 export const AGENTS = join(ROOT, "tests", "fixtures", "agents");
 export const REVIEWERS = join(ROOT, "tests", "fixtures", "reviewers");
+export const STAGES = join(ROOT, "tests", "fixtures", "stages");
 
 function denoDir(): string {
   const set = Deno.env.get("DENO_DIR");
@@ -168,6 +169,12 @@ export class Scene implements AsyncDisposable {
     };
     const argv = typeof agent === "string" ? dispatch("executor", join(AGENTS, agent)) : agent;
     const reviewerArgv = dispatch("reviewer", join(REVIEWERS, reviewer));
+    // The stages after review find nothing unless a test says otherwise (setStage).
+    for (const stage of ["polish", "docs", "security"]) {
+      if (!(await exists(join(this.dir, `${stage}-script`)))) {
+        await this.setStage(stage as "polish", "passes.sh");
+      }
+    }
     await Deno.mkdir(dirname(this.profile), { recursive: true });
     await Deno.writeTextFile(
       this.profile,
@@ -179,6 +186,11 @@ export class Scene implements AsyncDisposable {
         }\n    timeout: 60s\n` +
         `worktree_root: ${this.worktrees}\n${extra}`,
     );
+  }
+
+  /** Which fake (tests/fixtures/stages/) plays a stage after review, from now on. */
+  async setStage(stage: "polish" | "docs" | "security", script: string): Promise<void> {
+    await Deno.writeTextFile(join(this.dir, `${stage}-script`), join(STAGES, script));
   }
 
   /** Every ref and the status of the primary tree: to prove a command changed nothing. */

@@ -19,9 +19,9 @@ import type { Finding } from "../../state/reviews.ts";
 import {
   type AcceptRequest,
   type Intent,
+  openFindings,
   type PlannerEvent,
   type PlannerState,
-  verdictOn,
 } from "../../task/planner.ts";
 import { type PlanContext, prOf, ready, subjectOf } from "./context.ts";
 
@@ -96,7 +96,6 @@ export async function weighAcceptance(
       receipts.push({ stage: r.stage, result: r.result, digest: await sha256(JSON.stringify(r)) });
     }
   }
-  const verdict = s.record ? verdictOn(s.record, head) : undefined;
   const tree = await primary.out(["rev-parse", "--verify", "--end-of-options", `${head}^{tree}`]);
   const intent: Intent = {
     task: subject.task,
@@ -106,7 +105,7 @@ export async function weighAcceptance(
     tree,
     main: s.seen!.originMain!,
     receipts,
-    findings: (verdict?.findings ?? []).map(finding),
+    findings: (s.record ? openFindings(s.record, head) : []).map(finding),
     infra: s.record?.human?.head === head ? [...s.record.human.files] : [],
     verifications: (record.verifications ?? []).filter((v) => v.tree === tree).map(
       verificationLine,

@@ -38,12 +38,17 @@ export function applyFrozen(r: Ready, c: TaskConfig, task: number): void {
       security: c.roles.security.spec,
     },
   };
+  delete r.profile.testCommand;
+  if (c.testCommand.value !== null) r.profile.testCommand = c.testCommand.value;
   r.config = {
     ...r.config,
     attempts: c.attempts.value,
     fixRounds: c.fixRounds.value,
     merge: c.merge.value,
+    skipQualityPolish: c.skipQualityPolish.value,
   };
+  delete r.config.docsFile;
+  if (c.docsFile.value !== null) r.config.docsFile = c.docsFile.value;
   r.frozen = { task, config: c };
 }
 

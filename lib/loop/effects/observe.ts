@@ -20,7 +20,8 @@ import { plannerForge } from "../../forge/planner_forge.ts";
 import type { PlannerEvent, PlannerMode, Seen } from "../../task/planner.ts";
 import { firstMerged } from "../merged.ts";
 import { applyTaskConfig } from "./freeze.ts";
-import type { PlanContext, PlanSubject } from "./context.ts";
+import type { PlanContext, PlanSubject, Ready } from "./context.ts";
+import { POST_STAGES, type PostStage } from "../../state/reviews.ts";
 
 export async function showOrNull(git: Git, spec: string): Promise<string | null> {
   const res = await git.run(["show", spec], { allowFail: true });
@@ -92,6 +93,7 @@ export async function observe(
     fixRounds: config.fixRounds,
     merge: config.merge,
     handsfree: false,
+    stages: [],
   };
   const subject = originMain ? await readSubject(primary, originMain) : null;
   if (!subject) return { kind: "observed", seen, record: null };
@@ -109,6 +111,7 @@ export async function observe(
     ? tick.ready.config.merge
     : profile.mergePolicy ?? tick.ready.config.merge;
   seen.handsfree = tick.ready.frozen?.config.handsfree.value ?? profile.handsfree;
+  seen.stages = postStages(tick.ready);
   tick.subject = subject;
   const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
   const { report, brief } = subject;
@@ -154,6 +157,22 @@ export async function observe(
   }
   seen.openBranch = await openBranch(tick.repo.root);
   return { kind: "observed", seen, record };
+}
+
+/**
+ * The stages the task runs after review: its frozen configuration's, or (a
+ * task that has none) the repo config's as it is now.
+ */
+function postStages(r: Ready): PostStage[] {
+  const frozen = r.frozen?.config.stages;
+  if (frozen) {
+    return frozen.filter((x) => x.runs).map((x) => x.stage)
+      .filter((x): x is PostStage => (POST_STAGES as readonly string[]).includes(x));
+  }
+  return POST_STAGES.filter((stage) =>
+    !(stage === "polish" && r.config.skipQualityPolish) &&
+    !(stage === "docs" && !r.config.docsFile)
+  );
 }
 
 /** The branch of the brief OPEN in the primary tree, if any. */

@@ -77,7 +77,8 @@ export async function settleOrphanReviewer(
     const record = await readReview(tick.state, orphan.task, `task-${orphan.task}`);
     if (
       record.verdicts.some((v) => v.runId === orphan.runId) ||
-      record.voids.some((v) => v.runId === orphan.runId)
+      record.voids.some((v) => v.runId === orphan.runId) ||
+      (record.stages ?? []).some((r) => r.runId === orphan.runId)
     ) {
       await rj.clearReviewJournal(tick.state.reviewJournal);
       return undefined;

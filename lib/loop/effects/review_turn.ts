@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
-import { reviewerPrompt } from "../../agents/prompt.ts";
+import { reviewerPrompt, stagePrompt } from "../../agents/prompt.ts";
 import { roleTimeoutMs, startTurn, timedOutText } from "../../agents/turn.ts";
 import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
@@ -55,27 +55,45 @@ function now(): string {
   return new Date().toISOString();
 }
 
-/** The `run-turn` effect for the reviewer. */
+/**
+ * A reviewer-side turn: the reviewer's own, or a stage after review (polish
+ * and docs are the reviewer's program; security is the `security` role's).
+ */
+export type TurnStage = "polish" | "docs" | "security";
+
+/** The profile role whose program plays `stage` (the reviewer's turn is the reviewer's). */
+export function roleOf(stage: TurnStage | null): "reviewer" | "security" {
+  return stage === "security" ? "security" : "reviewer";
+}
+
+/** The `run-turn` effect for the reviewer, and the `run-stage` effect of a stage's turn. */
 export async function runReviewerTurn(
   ctx: PlanContext,
   emit: (e: PlannerEvent) => Promise<void>,
+  stage: TurnStage | null = null,
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
-  await requireFrozenProgram("reviewer", ready(ctx));
+  const role = roleOf(stage);
+  await requireFrozenProgram(role, ready(ctx));
   if ((ready(ctx).frozen?.config.safetyMode.value ?? tick.profile.safetyMode) === "strict") {
     const { requireProbe } = await import("../probe.ts");
-    await requireProbe(ctx.state, "reviewer", tick.profile.roles.reviewer);
+    await requireProbe(ctx.state, role, tick.profile.roles[role]);
   }
-  return await runReview(tick, subjectOf(ctx), prOf(ctx), emit);
+  return await runReview(tick, subjectOf(ctx), prOf(ctx), emit, stage);
 }
 
-/** Runs the reviewer, once more if its first turn was void or gave no verdict. Records the verdict. */
+/**
+ * Runs the turn, once more if its first was void or gave no verdict. Records
+ * the verdict (the reviewer's) or the stage's run.
+ */
 async function runReview(
   tick: Tick,
   s: Subject,
   pr: PrStatus,
   emit: (e: PlannerEvent) => Promise<void>,
+  stage: TurnStage | null,
 ): Promise<PlannerEvent | void> {
+  const who = stage ?? "reviewer";
   const busy = await settleOrphanReviewer(tick, s, emit);
   if (busy) return busy;
   const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
@@ -83,7 +101,7 @@ async function runReview(
   await removeLeftoverReviewWorktrees(tick.primary);
   let notes: string[] = [];
   for (let turn = 1; turn <= 2; turn++) {
-    const runId = newRunId(`review${s.task}-t${turn}`);
+    const runId = newRunId(`${stage ?? "review"}${s.task}-t${turn}`);
     const runDir = join(tick.state.runs, runId);
     await Deno.mkdir(runDir, { recursive: true });
     const worktree = join(root, `review-${runId}`);
@@ -103,7 +121,7 @@ async function runReview(
     });
     // A person's notes go to the first turn (and its retry): taken before the baseline.
     if (turn === 1) {
-      notes = await takeNotes(tick.state, s.task, { runId, role: "reviewer" });
+      notes = await takeNotes(tick.state, s.task, { runId, role: who });
     }
     const controlBefore = await controlFiles(scope);
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
@@ -112,7 +130,7 @@ async function runReview(
       (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
       null,
     );
-    const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes);
+    const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes, stage);
     try {
       const controlAfter = await controlFiles(scope);
       const steered = changedControls(controlBefore, controlAfter);
@@ -125,16 +143,18 @@ async function runReview(
           runId,
           [
             steered.length
-              ? `the reviewer changed files that steer git or relay: ${steered.join(", ")}`
+              ? `the ${who} changed files that steer git or relay: ${steered.join(", ")}`
               : "",
             pushed.length
-              ? `the reviewer pushed to ${
+              ? `the ${who} pushed to ${
                 pushed.map((p) => `${tick.config.remote}/${p.branch}`).join(", ")
               }`
               : "",
             kept.length ? `the commits it made are kept under ${kept.join(", ")}` : "",
           ].filter((x) => x).join("; ") +
             " — relay ran no further git command in this repository; restore those files (or undo the push) before you run git here",
+          undefined,
+          stage,
         );
       }
       const after = await snapshot(wt, tick.primary, buildOutput);
@@ -156,10 +176,11 @@ async function runReview(
             tick,
             s,
             runId,
-            `the reviewer changed its worktree and relay could not undo it: ${
+            `the ${who} changed its worktree and relay could not undo it: ${
               (err as Error).message.split("\n")[0]
             }`,
-            `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the reviewer moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+            `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the ${who} moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+            stage,
           );
         }
         const why = voidCause(before.status, after.status, buildOutput, {
@@ -172,7 +193,7 @@ async function runReview(
           at: now(),
           why: `${why.cause}: ${changes.join("; ")}`,
         });
-        tick.log.step(`review turn ${runId} is void: ${why.cause}`);
+        tick.log.step(`${stage ?? "review"} turn ${runId} is void: ${why.cause}`);
         // Tracked build output is rewritten on every run: another turn would only be void again.
         if (turn === 2 || why.next !== undefined) {
           return holdReview(
@@ -181,6 +202,7 @@ async function runReview(
             runId,
             `${turn === 2 ? why.twice : why.cause} (${changes.join("; ")})`,
             why.next,
+            stage,
           );
         }
         continue;
@@ -196,16 +218,39 @@ async function runReview(
           at: now(),
           why: `invalid verdict: ${parsed.problem}`,
         });
-        tick.log.step(`review turn ${runId} gave no valid verdict: ${parsed.problem}`);
+        tick.log.step(
+          `${stage ?? "review"} turn ${runId} gave no valid verdict: ${parsed.problem}`,
+        );
         if (turn === 2) {
           return holdReview(
             tick,
             s,
             runId,
-            `the reviewer gave no valid verdict twice (${parsed.problem})`,
+            `the ${who} gave no valid verdict twice (${parsed.problem})`,
+            undefined,
+            stage,
           );
         }
         continue;
+      }
+      if (stage) {
+        await emit({
+          kind: "stage-ran",
+          run: {
+            stage,
+            runId,
+            at: now(),
+            reportTask: s.report.task,
+            head: pr.head,
+            tree: await tick.primary.treeOf(pr.head),
+            result: parsed.value.verdict,
+            findings: parsed.value.findings,
+          },
+        });
+        tick.log.step(
+          `task ${s.task}: ${stage} stage ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`,
+        );
+        return;
       }
       await emit({
         kind: "verdict",
@@ -243,14 +288,23 @@ function holdReview(
   runId: string,
   reason: string,
   next?: string,
+  stage: TurnStage | null = null,
 ): PlannerEvent {
+  const procedure = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
   return {
     kind: "review-held",
-    reason: `review of task ${s.task}: ${reason}`,
+    reason: `${stage ? `${stage} stage` : "review"} of task ${s.task}: ${reason}`,
     next: next ??
-      `Look at .git/relay/runs/${runId}/ (reviewer log and output). Fix the reviewer's profile or REVIEWER.md, then run "relay resume".`,
+      `Look at .git/relay/runs/${runId}/ (the ${stage ?? "reviewer"}'s log and output). Fix roles.${
+        roleOf(stage)
+      } in the operator profile or ${procedure}, then run "relay resume".`,
     runId,
   };
+}
+
+/** A stage's procedure file under `.relay/` on main (relay init installs one per stage). */
+export function procedureFile(stage: TurnStage): string {
+  return `${stage.toUpperCase()}.md`;
 }
 
 async function dispatchReviewer(
@@ -260,46 +314,59 @@ async function dispatchReviewer(
   worktree: string,
   runDir: string,
   notes: string[],
+  stage: TurnStage | null,
 ): Promise<{ text: string; problem?: string }> {
-  const spec = tick.profile.roles.reviewer;
+  const role = roleOf(stage);
+  const who = stage ?? "reviewer";
+  const spec = tick.profile.roles[role];
   const briefPath = join(runDir, "brief.md");
   const reportPath = join(runDir, "report.md");
   const verdictPath = join(runDir, "verdict.md");
-  const stdoutPath = join(runDir, "reviewer.stdout");
+  const stdoutPath = join(runDir, `${who}.stdout`);
   await Deno.writeTextFile(briefPath, writeBrief(s.brief));
   await Deno.writeTextFile(
     reportPath,
     (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
   );
-  const procedure = await showOrNull(tick.primary, `${s.originMain}:REVIEWER.md`);
-  const procedurePath = procedure === null ? null : join(runDir, "REVIEWER.md");
+  const procedureName = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
+  const procedure = await showOrNull(tick.primary, `${s.originMain}:${procedureName}`);
+  const procedurePath = procedure === null
+    ? null
+    : join(runDir, stage ? procedureFile(stage) : "REVIEWER.md");
   if (procedurePath) await Deno.writeTextFile(procedurePath, procedure!);
   tick.log.step(
-    `task ${s.task}: starting the reviewer (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
+    `task ${s.task}: starting the ${who} (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
   );
+  const docsFile = stage === "docs" ? tick.config.docsFile ?? null : null;
+  const promptCtx = {
+    task: s.task,
+    title: s.brief.title,
+    branch: pr.branch,
+    head: pr.head,
+    base: s.originMain,
+    briefPath,
+    reportPath,
+    procedurePath,
+    verdictPath,
+    bar: s.brief.bar,
+    notes,
+  };
   const timeoutMs = roleTimeoutMs(spec, tick.config.timeouts.agentMs);
   const rj = await import("../review_journal.ts");
   let res;
   try {
     res = await startTurn({
-      role: "reviewer",
+      role: who,
+      preset: "reviewer",
       spec,
-      prompt: reviewerPrompt({
-        task: s.task,
-        title: s.brief.title,
-        branch: pr.branch,
-        head: pr.head,
-        base: s.originMain,
-        briefPath,
-        reportPath,
-        procedurePath,
-        verdictPath,
-        bar: s.brief.bar,
-        notes,
-      }),
-      allowCommands: s.brief.bar,
+      prompt: stage ? stagePrompt({ ...promptCtx, stage, docsFile }) : reviewerPrompt(promptCtx),
+      allowCommands: stage === null || !tick.profile.testCommand
+        ? s.brief.bar
+        : [...s.brief.bar, tick.profile.testCommand],
       env: {
-        RELAY_ROLE: "reviewer",
+        RELAY_ROLE: who,
+        ...(stage ? { RELAY_STAGE: stage } : {}),
+        ...(docsFile ? { RELAY_DOCS_FILE: docsFile } : {}),
         RELAY_TASK: String(s.task),
         RELAY_BRIEF: briefPath,
         RELAY_REPORT: reportPath,
@@ -307,10 +374,10 @@ async function dispatchReviewer(
       },
       cwd: worktree,
       timeoutMs,
-      logPath: join(runDir, "reviewer.log"),
+      logPath: join(runDir, `${who}.log`),
       stdoutPath,
       progress: tick.progress,
-      label: `reviewer task ${s.task}`,
+      label: `${who} task ${s.task}`,
       // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
       journal: {
         onStart: async (pid, started, deadline) => {
@@ -342,16 +409,16 @@ async function dispatchReviewer(
   }
   // A reviewer that failed or was cut off gave no verdict, whatever it printed on the way.
   if (res.startError) {
-    return { text: "", problem: `the reviewer could not start: ${res.startError}` };
+    return { text: "", problem: `the ${who} could not start: ${res.startError}` };
   }
   if (res.timedOut) {
     return {
       text: "",
-      problem: `the reviewer ${timedOutText(timeoutMs, res.durationMs)}`,
+      problem: `the ${who} ${timedOutText(timeoutMs, res.durationMs)}`,
     };
   }
   if (res.exitCode !== 0) {
-    return { text: "", problem: `the reviewer exited ${res.exitCode ?? `by ${res.signal}`}` };
+    return { text: "", problem: `the ${who} exited ${res.exitCode ?? `by ${res.signal}`}` };
   }
   await redactFile(verdictPath); // the reviewer wrote it into relay's records
   const file = (await readTextOrNull(verdictPath))?.trim();

@@ -1,0 +1,165 @@
+/**
+ * The stages after review, end to end with fake agents: finish (relay's own
+ * checks and the profile's test_command), polish, docs and security run on
+ * the head the review passed, each leaving a receipt; a blocker sends a fix
+ * round back and the stages run again from review on the new head; a stage's
+ * turn that changes its checkout twice is a HOLD that names the stage.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { all, brief, exists, makeScene, type Scene } from "./helpers/scene.ts";
+
+async function queue(scene: Scene, text: string): Promise<void> {
+  const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
+  assert.equal(res.code, 0, all(res));
+}
+
+async function originLog(scene: Scene): Promise<string> {
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  return await scene.out(["log", "--format=%s", "origin/main"]);
+}
+
+async function lines(file: string): Promise<string[]> {
+  return (await Deno.readTextFile(file).catch(() => "")).split("\n").filter((l) => l);
+}
+
+/** A test_command in the script form: it records where it ran and exits `code`. */
+async function testScript(scene: Scene, code: number): Promise<string> {
+  const script = join(scene.dir, "tests.sh");
+  await Deno.writeTextFile(
+    script,
+    `echo "tests ran on $(git rev-parse HEAD)" >> ${join(scene.dir, "tests.log")}\n` +
+      `echo "1 test failed: greeting is empty"\nexit ${code}\n`,
+  );
+  return `/bin/bash ${script}`;
+}
+
+Deno.test("all stages pass: finish, polish, docs, security leave receipts; DONE awaiting acceptance; accept by digest merges", async () => {
+  await using scene = await makeScene({ config: "docs_file: README.md\n" });
+  const test = await testScript(scene, 0);
+  await scene.setAgent("good.sh", `merge_policy: human\ntest_command: ${test}\n`);
+  const env = { FAKE_STAGE_LOG: join(scene.dir, "stages.log") };
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const poll = await scene.relay(["poll"], { env });
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 starts: .*docs file README\.md; skip-quality-polish no;/);
+  const head = await scene.out(["rev-parse", "origin/task-1"]);
+
+  const review = await scene.relay(["review"], { env });
+  assert.equal(review.code, 3, all(review));
+  assert.match(review.stdout, /DONE awaiting acceptance: task 1/);
+  // Each stage once, in order, on the head the review passed.
+  assert.deepEqual(await lines(env.FAKE_STAGE_LOG), [
+    `polish ${head}`,
+    `docs ${head}`,
+    `security ${head}`,
+  ]);
+  // finish ran the profile's test_command itself, on that head.
+  assert.deepEqual(await lines(join(scene.dir, "tests.log")), [`tests ran on ${head}`]);
+
+  const status = await scene.relay(["status", "1"]);
+  assert.equal(status.code, 0, all(status));
+  assert.match(status.stdout, /receipt review: PASS/);
+  assert.match(
+    status.stdout,
+    /receipt finish: PASS \(bar: 1 command\(s\) passed on this tree \(relay's run\); merges cleanly with main [0-9a-f]{12}; test_command `\/bin\/bash \S+tests\.sh` exit 0/,
+  );
+  for (const stage of ["polish", "docs", "security"]) {
+    assert.match(status.stdout, new RegExp(`receipt ${stage}: PASS \\(1 finding\\(s\\)\\)`));
+    assert.match(
+      status.stdout,
+      new RegExp(`open finding: \\[minor\\] ${stage}: nothing to add \\(${stage} stage\\)`),
+    );
+  }
+
+  // Another minute: nothing runs again on the same head.
+  const again = await scene.relay(["review"], { env });
+  assert.equal(again.code, 3, all(again));
+  assert.equal((await lines(env.FAKE_STAGE_LOG)).length, 3);
+
+  const intent = await scene.relay(["accept", "1", "--intent-only"]);
+  assert.equal(intent.code, 0, all(intent));
+  for (const stage of ["finish", "polish", "docs", "security"]) {
+    assert.match(intent.stdout, new RegExp(`receipt ${stage}: PASS \\([0-9a-f]{16}\\)`));
+  }
+  const digest = /^intent: ([0-9a-f]+)$/m.exec(intent.stdout)![1]!;
+  const accepted = await scene.relay(["accept", "1", "--expect", digest]);
+  assert.equal(accepted.code, 0, all(accepted));
+  assert.match(await originLog(scene), /Merge task-1/);
+});
+
+Deno.test("a security blocker sends a fix round back; review and the stages run again on the new head, then it merges", async () => {
+  await using scene = await makeScene();
+  await scene.setStage("security", "blocks-once.sh");
+  const env = {
+    FAKE_STAGE_LOG: join(scene.dir, "stages.log"),
+    FAKE_STAGE_MARK: join(scene.dir, "security-blocked"),
+    FAKE_REVIEW_COUNT: join(scene.dir, "reviews.log"),
+  };
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"], { env })).code, 0);
+  const first = await scene.out(["rev-parse", "origin/task-1"]);
+
+  const sent = await scene.relay(["review"], { env });
+  assert.match(sent.stdout, /task 1: sent back — fix brief 2 is open/, all(sent));
+  const fix = await scene.read("NEXT-STEPS.md");
+  assert.match(fix, /^Status: OPEN\nTask: 2\n/);
+  assert.match(fix, /security: the greeting is built from user input without escaping/);
+  assert.match(fix, /The security stage sent this PR back/);
+  assert.doesNotMatch(await originLog(scene), /Merge task-1/);
+
+  assert.equal((await scene.relay(["poll"], { env })).code, 0);
+  const second = await scene.out(["rev-parse", "origin/task-1"]);
+  assert.notEqual(second, first);
+  const merged = await scene.relay(["review"], { env });
+  assert.equal(merged.code, 0, all(merged));
+  assert.match(merged.stdout, /task 1 merged/);
+  assert.deepEqual(await lines(env.FAKE_STAGE_LOG), [
+    `polish ${first}`,
+    `security ${first}`,
+    `polish ${second}`,
+    `security ${second}`,
+  ]);
+  // The reviewer looked at both heads: the stages run again from review.
+  assert.equal((await lines(env.FAKE_REVIEW_COUNT)).length, 2);
+  assert.match(await originLog(scene), /Merge task-1/);
+});
+
+Deno.test("finish runs the profile's test_command on the head: a failing one sends the PR back with its output", async () => {
+  await using scene = await makeScene();
+  const test = await testScript(scene, 1);
+  await scene.setAgent("good.sh", `test_command: ${test}\n`);
+  const env = { FAKE_STAGE_LOG: join(scene.dir, "stages.log") };
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"], { env })).code, 0);
+  const res = await scene.relay(["review"], { env });
+  assert.match(res.stdout, /sent back — fix brief 2/, all(res));
+  assert.match(
+    await scene.read("NEXT-STEPS.md"),
+    /test_command `\/bin\/bash \S+tests\.sh` exits 1 on [0-9a-f]{12}: 1 test failed: greeting is empty/,
+  );
+  // finish goes first: no stage's turn was paid for a head that fails its tests.
+  assert.deepEqual(await lines(env.FAKE_STAGE_LOG), []);
+});
+
+Deno.test("a stage's turn that changes its checkout twice is a HOLD that names the stage; nothing merges", async () => {
+  await using scene = await makeScene();
+  await scene.setStage("polish", "edits.sh");
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const res = await scene.relay(["review"]);
+  assert.equal(res.code, 3, all(res));
+  assert.match(all(res), /HOLD/);
+  assert.match(all(res), /polish stage of task 1: .*twice/);
+  assert.ok(await exists(join(scene.work, ".git", "relay", "hold.json")));
+  assert.doesNotMatch(await originLog(scene), /Merge task-1/);
+  // The product tree and the branch are as the executor left them.
+  assert.equal(
+    await scene.out(["show", "origin/task-1:README.md"]),
+    "# product",
+  );
+});

@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
     (await import("./lib/cli/attach_verification.ts")).attachVerification,
   note: async () => (await import("./lib/cli/note.ts")).note,
   probe: async () => (await import("./lib/cli/probe.ts")).probe,
+  plan: async () => (await import("./lib/cli/plan.ts")).plan,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,

@@ -9,6 +9,7 @@ const INSTALLED = [
   ".relay/config.yaml",
   ".relay/inbox/.gitkeep",
   "REVIEWER.md",
+  ".relay/PLAN.md",
   ".relay/POLISH.md",
   ".relay/DOCS.md",
   ".relay/SECURITY.md",
@@ -45,7 +46,7 @@ Deno.test("relay init writes config, inbox, agent instructions and the profile, 
   for (const name of ["REVIEWER.md", "CLAUDE.md", "AGENTS.md"]) {
     assert.equal(await scene.read(name), await template(name), name);
   }
-  for (const name of ["POLISH.md", "DOCS.md", "SECURITY.md"]) {
+  for (const name of ["PLAN.md", "POLISH.md", "DOCS.md", "SECURITY.md"]) {
     assert.equal(await scene.read(`.relay/${name}`), await template(name), name);
   }
   // The profile goes to $XDG_CONFIG_HOME/relay/profile.yaml, outside the repository.
@@ -63,7 +64,7 @@ Deno.test("relay init writes config, inbox, agent instructions and the profile, 
   assert.match(res.stdout, /^PATH=\S+$/m);
   assert.match(
     res.stdout,
-    /git add \.relay\/config\.yaml \.relay\/inbox\/\.gitkeep REVIEWER\.md \.relay\/POLISH\.md \.relay\/DOCS\.md \.relay\/SECURITY\.md CLAUDE\.md AGENTS\.md\n/,
+    /git add \.relay\/config\.yaml \.relay\/inbox\/\.gitkeep REVIEWER\.md \.relay\/PLAN\.md \.relay\/POLISH\.md \.relay\/DOCS\.md \.relay\/SECURITY\.md CLAUDE\.md AGENTS\.md\n/,
   );
 });
 
@@ -99,6 +100,7 @@ Deno.test("relay init commits nothing and changes no ref", async () => {
   const untracked = await scene.out(["status", "--porcelain=v1", "--untracked-files=all"]);
   assert.deepEqual(untracked.split("\n").sort(), [
     "?? .relay/DOCS.md",
+    "?? .relay/PLAN.md",
     "?? .relay/POLISH.md",
     "?? .relay/SECURITY.md",
     "?? .relay/config.yaml",
@@ -138,7 +140,7 @@ Deno.test("relay init --web-root git-excludes CLAUDE.md and AGENTS.md once, howe
   // The suggested `git add` leaves out the two excluded files.
   assert.match(
     first.stdout,
-    /git add \.relay\/config\.yaml \.relay\/inbox\/\.gitkeep REVIEWER\.md \.relay\/POLISH\.md \.relay\/DOCS\.md \.relay\/SECURITY\.md\n/,
+    /git add \.relay\/config\.yaml \.relay\/inbox\/\.gitkeep REVIEWER\.md \.relay\/PLAN\.md \.relay\/POLISH\.md \.relay\/DOCS\.md \.relay\/SECURITY\.md\n/,
   );
 
   const second = await scene.relay(["init", "--web-root"]);

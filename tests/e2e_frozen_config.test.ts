@@ -30,7 +30,7 @@ Deno.test("the first attempt prints and logs the start line and freezes the conf
   assert.ok(line, all(poll));
   for (
     const part of [
-      "executor command bash, reviewer command bash, security command bash (the executor's);",
+      "executor command bash, reviewer command bash, security command bash (the reviewer's);",
       "plan rounds off, exec rounds 4;",
       "attempts 3 per round;",
       "timeout 1m/1m;",

@@ -13,7 +13,7 @@ async function queue(scene: Scene, title: string): Promise<void> {
   assert.equal(res.code, 0, all(res));
 }
 
-/** A security role of its own: the scene's read-only fake reviewer (unset, it is the executor's). */
+/** A security role of its own: the scene's read-only fake reviewer. */
 async function securityReviews(scene: Scene): Promise<void> {
   const profile = await Deno.readTextFile(scene.profile);
   const reviewer = /reviewer:\n {4}vendor: command\n {4}argv: (\[[^\n]*\])/.exec(profile)![1];
@@ -50,14 +50,12 @@ Deno.test("relay probe: a working author and read-only reviewers pass, with the 
   assert.match(file.roles.executor.program.sha256, /^[0-9a-f]{64}$/);
   assert.equal(await scene.snapshot(), before);
 
-  // Unset, the security role is the executor's program: a command executor writes, so it fails.
+  // Unset, with a command executor, the security role is the reviewer's program (a command
+  // cannot be made read-only; the executor's script would write): it passes.
   await scene.setAgent("good.sh");
   const defaulted = await scene.relay(["probe", "--role", "security"]);
-  assert.equal(defaulted.code, 1, all(defaulted));
-  assert.match(
-    defaulted.stdout,
-    /^security: FAIL — .*it changed its checkout \(moved HEAD\): a security role must not write$/m,
-  );
+  assert.equal(defaulted.code, 0, all(defaulted));
+  assert.match(defaulted.stdout, /^security: PASS(_RESIDUAL_RISK)? — command /m);
 });
 
 Deno.test("relay probe: an author whose writes are denied and a reviewer that writes both FAIL, exit 1", async () => {

@@ -163,3 +163,23 @@ Deno.test("a stage's turn that changes its checkout twice is a HOLD that names t
     "# product",
   );
 });
+
+Deno.test("a brief's Acceptance: human makes a person accept it under merge_policy auto, through its fix rounds", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "Judgment call", extraHeader: "Acceptance: human" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Acceptance: human$/m);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /merge human \(the brief asks for a person\), efficient/);
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 3, all(review));
+  assert.match(review.stdout, /DONE awaiting acceptance: task 1/);
+  assert.doesNotMatch(await originLog(scene), /Merge task-1/);
+  // A person sends it back: the fix brief still asks for a person.
+  const intent = await scene.relay(["reject", "1", "--intent-only", "--text", "not yet"]);
+  const digest = /^intent: ([0-9a-f]+)$/m.exec(intent.stdout)![1]!;
+  const rejected = await scene.relay(["reject", "1", "--expect", digest, "--text", "not yet"]);
+  assert.equal(rejected.code, 0, all(rejected));
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Kind: fix\nFixes: 1\nAcceptance: human$/m);
+});

@@ -48,6 +48,7 @@ const briefs: Brief[] = [
     outOfScope: "",
     extra: [{ heading: "Context: why", body: "Because." }],
   },
+  { ...feature, task: 14, branch: "task-14", acceptance: "human" },
 ];
 
 Deno.test("parseBrief() reads back what writeBrief() wrote, for varied briefs", () => {
@@ -253,6 +254,13 @@ const malformed: { name: string; text: string; line: number; problem: RegExp; fi
     line: 6,
     problem: /"Fixes:" line on a brief whose kind is "feature"/,
     fix: /delete the "Fixes:" line/,
+  },
+  {
+    name: "an Acceptance that waives a person",
+    text: briefText([...HEADER, "Acceptance: auto"]),
+    line: 6,
+    problem: /unknown acceptance "auto"/,
+    fix: /Acceptance: human" to have a person accept this task, or delete the line/,
   },
   {
     name: "an unknown header key",

@@ -16,6 +16,7 @@ Usage: relay [-C <path>] [--profile <file>] <command> [options]
 Commands:
   init       set up relay in this repository (config, inbox, agent instructions)
   inbox      queue briefs: inbox add <file>|-, inbox list, inbox drop <task>
+  plan       the plan stage alone: the reviewer judges a queued brief before it is promoted
   promote    move the next queued brief into NEXT-STEPS.md (only when none is open)
   poll       the executor tick (cron runs it every minute)
   review     the reviewer tick (cron runs it every minute): review, gate, merge or send back
@@ -41,7 +42,8 @@ Exit codes: 0 done, idle or busy; 1 failure; 2 bad input or usage; 3 HOLD (a per
 ${GLOBAL}`,
   init: `Usage: relay init [--web-root]
 
-Writes .relay/config.yaml, .relay/inbox/, REVIEWER.md, and CLAUDE.md / AGENTS.md
+Writes .relay/config.yaml, .relay/inbox/, REVIEWER.md, the procedures of the
+stages (.relay/PLAN.md, POLISH.md, DOCS.md, SECURITY.md), and CLAUDE.md / AGENTS.md
 (each only when absent; nothing is overwritten), creates the operator profile
 when it does not exist, and prints the three crontab lines (PATH, the poll tick
 and the review tick). Nothing is committed: review the files, then commit and
@@ -61,7 +63,18 @@ drop  removes a queued brief.`,
 
 Moves the lowest-numbered queued brief into NEXT-STEPS.md with Status: OPEN,
 only when no brief is open. The change is left uncommitted: the executor's
-next paperwork commit carries it.`,
+next paperwork commit carries it. With plan_review on in .relay/config.yaml, a
+brief is promoted only after a plan review PASS of it as it is (relay plan);
+otherwise nothing changes and the exit code is 1.`,
+  plan: `Usage: relay plan <task>
+
+The plan stage alone, on a queued brief: the reviewer role, in a read-only
+checkout of main, judges whether every "Done when" term is checkable and the
+verification bar is real, before any work. The verdict is recorded in the
+task's record with the digest of the brief; a FAIL's findings are written into
+the brief's inbox file under "## Plan review". An edited brief needs a new
+PASS. Runs only while no tick does, at most plan_rounds FAILs per task.
+Exit 0 PASS, 1 FAIL (or not run now), 3 a turn that must stop for a person.`,
   poll: `Usage: relay poll [--json] [--quiet]
 
 The executor tick. Does nothing (and starts no process) unless NEXT-STEPS.md

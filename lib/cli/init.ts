@@ -122,6 +122,7 @@ export async function init(args: string[], ctx: Context): Promise<number> {
     [`${INBOX_DIR}/.gitkeep`, () => Promise.resolve("")],
     ["REVIEWER.md", () => readTemplate("REVIEWER.md")],
     // The procedures of the stages after review, read from main like REVIEWER.md.
+    [".relay/PLAN.md", () => readTemplate("PLAN.md")],
     [".relay/POLISH.md", () => readTemplate("POLISH.md")],
     [".relay/DOCS.md", () => readTemplate("DOCS.md")],
     [".relay/SECURITY.md", () => readTemplate("SECURITY.md")],

@@ -18,12 +18,15 @@ export async function promote(args: string[], ctx: Context): Promise<number> {
     return 0;
   }
   const { promoteNext } = await import("../loop/promote.ts");
-  const res = await promoteNext(repo.root);
+  const { planGateFor } = await import("../loop/plan.ts");
+  const state = statePaths(repo.commonDir);
+  const res = await promoteNext(repo.root, await planGateFor(repo.root, state));
   if (values.json) printJson(res);
   else if (res.result === "promoted") {
     console.log(
       `promoted task ${res.task}: ${res.title} (from ${res.from}) — NEXT-STEPS.md is OPEN`,
     );
   } else console.log(res.message);
-  return 0;
+  // Not promoted because the brief waits for a person's plan review: say so in the exit code.
+  return res.result === "needs-plan" ? 1 : 0;
 }

@@ -32,7 +32,10 @@ export interface Profile {
   path: string;
   /** `security` is the adversarial reviewer-side role (`gate` in profiles of the paired-session workflow). */
   roles: { executor: RoleSpec; reviewer: RoleSpec; security: RoleSpec };
-  /** The security role was not in the profile: it is the executor's vendor and model. */
+  /**
+   * The security role was not in the profile: it is the executor's vendor and model
+   * (the reviewer's program when the executor is a `command`).
+   */
   securityDefaulted: boolean;
   /** Where task worktrees go; absent means a sibling folder of the repo. */
   worktreeRoot?: string;
@@ -240,15 +243,21 @@ export function parseProfile(text: string, file: string): Profile {
   }
   const p = parsed.data;
   const executor = toRoleSpec("executor", p.roles.executor);
+  const reviewer = toRoleSpec("reviewer", p.roles.reviewer);
   const security = p.roles.security ?? p.roles.gate;
   const profile: Profile = {
     path: file,
     roles: {
       executor,
-      reviewer: toRoleSpec("reviewer", p.roles.reviewer),
-      // Unset, it is the executor's vendor and model, with a reviewer's time limit.
+      reviewer,
+      // Unset, it is the executor's vendor and model, with a reviewer's time limit: run with
+      // the reviewer's read-only preset. A `command` has no read-only mode relay can impose
+      // (the executor's script would write, and every security turn would be void): there
+      // it is the reviewer's program.
       security: security === undefined
-        ? { ...structuredClone(executor), timeoutMs: DEFAULT_ROLE_TIMEOUT_MS.reviewer }
+        ? executor.vendor === "command"
+          ? structuredClone(reviewer)
+          : { ...structuredClone(executor), timeoutMs: DEFAULT_ROLE_TIMEOUT_MS.reviewer }
         : toRoleSpec("reviewer", security),
     },
     securityDefaulted: security === undefined,
@@ -335,7 +344,8 @@ export function renderDefaultProfile(): string {
     '#     argv: ["/usr/local/bin/my-agent", "--prompt", "{prompt}"]',
     "",
     "# The adversarial security reviewer (also accepted as gate:). Default: the",
-    "# executor's vendor and model.",
+    "# executor's vendor and model, run read-only (for a vendor: command executor,",
+    "# which relay cannot make read-only, the reviewer's program).",
     "#   security:",
     "#     vendor: claude",
     "",

@@ -15,7 +15,13 @@ import type { Profile, RoleSpec } from "./profile.ts";
 import type { RepoConfig } from "./repo.ts";
 import { LEGACY_FILE, type LegacySettings } from "./legacy.ts";
 
-export type Source = "flag" | "legacy config" | "profile" | "repo config" | "default";
+export type Source =
+  | "flag"
+  | "brief"
+  | "legacy config"
+  | "profile"
+  | "repo config"
+  | "default";
 
 export interface Sourced<T> {
   value: T;
@@ -80,6 +86,8 @@ export interface ConfigInputs {
   repoKeys: ReadonlySet<string>;
   legacy: LegacySettings | null;
   at: string;
+  /** The brief's `Acceptance: human`: a person accepts this task, whatever the policy. */
+  briefAcceptance?: "human";
 }
 
 const sourced = <T>(value: T, from: Source): Sourced<T> => ({ value, from });
@@ -114,7 +122,9 @@ export function resolveTaskConfig(inputs: ConfigInputs): TaskConfig {
   const skipQualityPolish = legacy?.skipQualityPolish !== undefined
     ? sourced(legacy.skipQualityPolish, "legacy config")
     : fromRepo("skip_quality_polish", repo.skipQualityPolish);
-  const merge = profile.mergePolicy !== undefined
+  const merge = inputs.briefAcceptance === "human"
+    ? sourced<"auto" | "human">("human", "brief")
+    : profile.mergePolicy !== undefined
     ? sourced(profile.mergePolicy, "profile")
     : fromRepo("merge", repo.merge);
   const planReview = fromRepo("plan_review", repo.planReview);
@@ -192,7 +202,9 @@ export function startLine(task: number, c: TaskConfig): string {
   return [
     `task ${task} starts:`,
     `executor ${who(r.executor)}, reviewer ${who(r.reviewer)}, security ${who(r.security)}${
-      r.security.from === "default" ? " (the executor's)" : ""
+      r.security.from === "default"
+        ? r.executor.spec.vendor === "command" ? " (the reviewer's)" : " (the executor's)"
+        : ""
     };`,
     `plan rounds ${c.planReview.value ? c.planRounds.value : "off"}, exec rounds ${
       c.fixRounds.value + 1
@@ -201,7 +213,9 @@ export function startLine(task: number, c: TaskConfig): string {
     `timeout ${minutes(r.executor.spec.timeoutMs)}/${minutes(r.reviewer.spec.timeoutMs)};`,
     `docs file ${c.docsFile.value ?? "none"};`,
     `skip-quality-polish ${c.skipQualityPolish.value ? "yes" : "no"};`,
-    `merge ${c.merge.value}, ${c.safetyMode.value}${c.handsfree.value ? ", handsfree" : ""};`,
+    `merge ${c.merge.value}${
+      c.merge.from === "brief" ? " (the brief asks for a person)" : ""
+    }, ${c.safetyMode.value}${c.handsfree.value ? ", handsfree" : ""};`,
     `from ${LEGACY_FILE}: ${legacy.length ? legacy.join(", ") : "nothing"}`,
   ].join(" ");
 }

@@ -45,6 +45,8 @@ export function fixBrief(opts: {
     ),
     bar: original.bar,
     ...(original.outOfScope !== undefined ? { outOfScope: original.outOfScope } : {}),
+    // A judgment call stays one through its fix rounds.
+    ...(original.acceptance ? { acceptance: original.acceptance } : {}),
     extra: [],
   };
 }

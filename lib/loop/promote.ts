@@ -9,13 +9,16 @@ import { briefSlug, writeBrief } from "../protocol/brief_write.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
 import { listInbox } from "./inbox.ts";
+import type { PlanGate } from "./plan.ts";
 
 export type PromoteResult =
   | { result: "promoted"; task: number; title: string; from: string }
+  /** plan_review is on and the next brief has no plan PASS as it is (lib/loop/plan.ts). */
+  | { result: "needs-plan"; task: number; title: string; from: string; message: string }
   | { result: "open"; task: number | null; message: string }
   | { result: "empty"; message: string };
 
-export async function promoteNext(root: string): Promise<PromoteResult> {
+export async function promoteNext(root: string, gate?: PlanGate): Promise<PromoteResult> {
   const path = join(root, BRIEF_FILE);
   let current: string | null = null;
   try {
@@ -43,6 +46,16 @@ export async function promoteNext(root: string): Promise<PromoteResult> {
       // Promoted before, but the queue file survived (an interrupted promote): drop the stale copy.
       await Deno.remove(join(root, entry.file));
       continue;
+    }
+    const waits = gate ? await gate(entry.brief) : null;
+    if (waits !== null) {
+      return {
+        result: "needs-plan",
+        task: entry.task,
+        title: entry.title,
+        from: entry.file,
+        message: `not promoting: ${waits}`,
+      };
     }
     await Deno.writeTextFile(path, writeBrief({ ...entry.brief, status: "OPEN" }));
     await Deno.remove(join(root, entry.file));

@@ -30,9 +30,10 @@ export interface ParseBriefOptions {
   allowMissingKind?: boolean;
 }
 
-const HEADER_KEYS = ["status", "task", "title", "branch", "kind", "fixes"] as const;
+const HEADER_KEYS = ["status", "task", "title", "branch", "kind", "fixes", "acceptance"] as const;
 type HeaderKey = (typeof HEADER_KEYS)[number];
-const HEADER_HINT = 'use only "Status", "Task", "Title", "Branch", "Kind" and "Fixes" ' +
+const HEADER_HINT =
+  'use only "Status", "Task", "Title", "Branch", "Kind", "Fixes" and "Acceptance" ' +
   'header lines, and put other text under a "## " section';
 const STATUSES: readonly BriefStatus[] = ["OPEN", "DONE", "QUEUED"];
 const KINDS: readonly BriefKind[] = ["feature", "fix"];
@@ -160,6 +161,17 @@ export function parseBrief(text: string, file: string, opts: ParseBriefOptions =
     );
   }
 
+  // A judgment call: the brief asks a person to accept it, whatever the merge policy. A brief
+  // can ask for a person, never waive one (merge_policy is the operator profile's).
+  const acceptanceLine = header.get("acceptance");
+  if (acceptanceLine && acceptanceLine.value.toLowerCase() !== "human") {
+    throw fail(
+      acceptanceLine.line,
+      `unknown acceptance "${acceptanceLine.value}"`,
+      'write "Acceptance: human" to have a person accept this task, or delete the line (merge_policy in the operator profile decides)',
+    );
+  }
+
   const body = readSections(sections, lines.length, file, fail);
   const brief: Brief = {
     status: statusValue,
@@ -173,6 +185,7 @@ export function parseBrief(text: string, file: string, opts: ParseBriefOptions =
     extra: body.extra,
   };
   if (fixes !== undefined) brief.fixes = fixes;
+  if (acceptanceLine) brief.acceptance = "human";
   if (body.outOfScope !== undefined) brief.outOfScope = body.outOfScope;
   return brief;
 }

@@ -5,7 +5,7 @@
  * in, text out.
  *
  * Canonical form: LF, no BOM, header lines Status, Task, Title, Branch, Kind,
- * Fixes? (Task is left out when 0 and Branch when "", as in an inbox entry not
+ * Fixes?, Acceptance? (Task is left out when 0 and Branch when "", as in an inbox entry not
  * yet numbered), a blank line, then `## Goal`, `## Done when`,
  * `## Verification bar` (one fenced block), `## Out of scope`?, extra
  * sections, one trailing newline.
@@ -22,6 +22,7 @@ export function writeBrief(brief: Brief): string {
   if (brief.branch !== "") header.push(`Branch: ${brief.branch}`);
   header.push(`Kind: ${brief.kind}`);
   if (brief.fixes !== undefined) header.push(`Fixes: ${brief.fixes}`);
+  if (brief.acceptance) header.push(`Acceptance: ${brief.acceptance}`);
   const sections = [
     renderSection("Goal", brief.goal),
     renderSection("Done when", brief.doneWhen),

@@ -22,6 +22,8 @@ export interface Brief {
   kind: BriefKind;
   /** Set on a fix: the task whose PR this brief fixes. */
   fixes?: number;
+  /** `Acceptance: human`: a person accepts this task, whatever the merge policy. */
+  acceptance?: "human";
   /** Markdown under `## Goal`, trimmed. */
   goal: string;
   /** Markdown under `## Done when`, trimmed. */

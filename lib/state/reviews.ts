@@ -37,7 +37,8 @@ export type PostStage = typeof POST_STAGES[number];
 
 /** One run of a post-review stage on a head: its result and what it found. */
 export interface StageRun {
-  stage: PostStage;
+  /** "plan" only for a plan review, which is kept apart (lib/state/tasks.ts PlanRun). */
+  stage: PostStage | "plan";
   runId: string;
   at: string;
   /** The task whose report was on main (a fix brief has its own number). */

@@ -79,6 +79,34 @@ export interface TaskRecord {
   notes?: Note[];
   /** A person's verifications (relay attach-verification), each of one tree. */
   verifications?: Verification[];
+  /** Plan reviews of the task's brief before it was promoted (relay plan, plan_review). */
+  plans?: PlanRun[];
+}
+
+/** One plan review: the reviewer's verdict on a queued brief, before any code. */
+export interface PlanRun {
+  runId: string;
+  at: string;
+  /** planDigest of the brief it judged: an edited brief needs a new one. */
+  brief: string;
+  result: "PASS" | "FAIL";
+  findings: { severity: "blocker" | "major" | "minor"; text: string }[];
+  /** Who asked: a person's `relay plan`, or the review tick before promoting. */
+  by: "person" | "tick";
+}
+
+/** Records a plan review, and its receipt in the brief's round. */
+export function addPlanRun(dirs: RecordDirs, task: number, run: PlanRun): Promise<void> {
+  return updateTask(dirs, task, (record) => {
+    record.plans = [...record.plans ?? [], run];
+    roundOf(record, task).receipts.push({
+      stage: "plan",
+      runId: run.runId,
+      at: run.at,
+      result: run.result,
+      detail: `${run.findings.length} finding(s); brief ${run.brief.slice(0, 12)}`,
+    });
+  }, [task]);
 }
 
 /** A person's evidence (a screenshot, a log) for the tree it was taken on. */
@@ -530,6 +558,14 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
       at: z.string(),
       text: z.string(),
       delivered: z.object({ runId: z.string(), role: z.string(), at: z.string() }).optional(),
+    })).optional(),
+    plans: z.array(z.object({
+      runId: z.string(),
+      at: z.string(),
+      brief: z.string(),
+      result: z.enum(["PASS", "FAIL"]),
+      findings: z.array(finding),
+      by: z.enum(["person", "tick"]),
     })).optional(),
   });
   schemas.set("v1", v1);

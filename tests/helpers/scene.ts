@@ -189,7 +189,7 @@ export class Scene implements AsyncDisposable {
   }
 
   /** Which fake (tests/fixtures/stages/) plays a stage after review, from now on. */
-  async setStage(stage: "polish" | "docs" | "security", script: string): Promise<void> {
+  async setStage(stage: "plan" | "polish" | "docs" | "security", script: string): Promise<void> {
     await Deno.writeTextFile(join(this.dir, `${stage}-script`), join(STAGES, script));
   }
 

@@ -315,7 +315,11 @@ export async function retireFix(tick: Tick, why: string): Promise<ExecutorEvent>
   const reason = `${why}. Nothing was launched for it.`;
   await retireFixBrief(tick.repo.root, brief.branch, reason);
   tick.log.step(`task ${brief.task}: retired the fix brief (set to DONE): ${reason}`);
-  const next = await promoteNext(tick.repo.root);
+  const { planGate } = await import("../plan.ts");
+  const next = await promoteNext(
+    tick.repo.root,
+    planGate(tick.state, ready(tick).config.planReview),
+  );
   return {
     kind: "fix-retired",
     promoted: next.result === "promoted"

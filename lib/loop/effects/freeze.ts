@@ -78,6 +78,7 @@ export async function freezeTask(tick: ExecContext, brief: BriefRef, r: Ready): 
     repoKeys: await repoKeys(tick.repo.root),
     legacy: await readLegacy(tick.repo.root),
     at: new Date().toISOString(),
+    ...(tick.brief?.acceptance ? { briefAcceptance: tick.brief.acceptance } : {}),
   });
   for (const role of ["executor", "reviewer", "security"] as const) {
     const preset: RoleName = role === "executor" ? "executor" : "reviewer";

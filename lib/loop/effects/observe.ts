@@ -110,6 +110,8 @@ export async function observe(
   seen.merge = tick.ready.frozen
     ? tick.ready.config.merge
     : profile.mergePolicy ?? tick.ready.config.merge;
+  // A brief that asks for a person gets one, frozen or not.
+  if (subject.brief.acceptance === "human") seen.merge = "human";
   seen.handsfree = tick.ready.frozen?.config.handsfree.value ?? profile.handsfree;
   seen.stages = postStages(tick.ready);
   tick.subject = subject;

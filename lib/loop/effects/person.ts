@@ -166,7 +166,8 @@ export async function handlePerson(
       };
     }
     case "promote-next": {
-      const next = await promoteNext(ctx.repo.root);
+      const { planGateFor } = await import("../plan.ts");
+      const next = await promoteNext(ctx.repo.root, await planGateFor(ctx.repo.root, ctx.state));
       return next.result === "promoted"
         ? { kind: "promoted", task: next.task, title: next.title, message: "" }
         : { kind: "promoted", task: null, title: null, message: next.message };

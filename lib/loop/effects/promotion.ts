@@ -11,6 +11,8 @@ import { BRIEF_FILE } from "../../state/paths.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
+import { PLAN_SECTION, planDigest, planGate, runPlan } from "../plan.ts";
+import { HoldError } from "../../errors.ts";
 import { parseWorktreeList } from "../worktree.ts";
 import { clearUntrackedBuildOutput } from "../build_output.ts";
 import { type PlanContext, prOf, ready } from "./context.ts";
@@ -50,7 +52,13 @@ export async function promote(
     tick.log.step(`retired fix brief ${retired} (set to DONE): ${effect.retire}`);
     done += `; fix brief ${retired} retired`;
   }
-  const res = await promoteNext(tick.repo.root);
+  const gate = planGate(tick.state, ready(tick).config.planReview);
+  let res = await promoteNext(tick.repo.root, gate);
+  if (res.result === "needs-plan") {
+    const planned = await planNext(tick, res.task, res.from);
+    if (planned !== null) return said(`${done}; ${planned}`);
+    res = await promoteNext(tick.repo.root, gate);
+  }
   if (res.result === "promoted") {
     tick.log.step(`promoted task ${res.task}: ${res.title}`);
     return {
@@ -61,6 +69,48 @@ export async function promote(
     };
   }
   return said(`${done}; ${res.message}`);
+}
+
+/**
+ * plan_review is on and the next brief has no plan PASS: the reviewer reviews
+ * it now. Returns null on a PASS (promote it), a line to say when the turn
+ * could not run now; a FAIL, or a brief already failed as it is, stops for a
+ * person (a HOLD on that task, with the findings in its inbox file).
+ */
+async function planNext(tick: PlanContext, task: number, file: string): Promise<string | null> {
+  const r = ready(tick);
+  const failed = (when: string) =>
+    new HoldError(
+      `task ${task} failed its plan review${when}: the findings are under "## ${PLAN_SECTION}" in ${file}`,
+      `Edit the brief in ${file} to answer them (or have it reviewed now: relay plan ${task}), then run "relay resume": the next review tick reviews the brief as it then is.`,
+      { task },
+    );
+  const { readTask } = await import("../../state/tasks.ts");
+  const { listInbox } = await import("../inbox.ts");
+  const entry = (await listInbox(tick.repo.root)).find((e) => e.task === task)!;
+  const digest = await planDigest(entry.brief);
+  const runs = ((await readTask(tick.state, task)).plans ?? []).filter((p) => p.brief === digest);
+  if (runs.some((p) => p.result === "FAIL")) throw failed(" as it is");
+  const { requireRoleProgram } = await import("../../agents/turn.ts");
+  await requireRoleProgram("reviewer", r.profile.roles.reviewer, r.profile.path);
+  const outcome = await runPlan({ ...tick, ...r }, task, "tick");
+  switch (outcome.kind) {
+    case "PASS":
+      tick.log.step(`task ${task}: plan review PASS`);
+      return null;
+    case "FAIL":
+      throw failed("");
+    case "busy":
+      return outcome.message;
+    case "held":
+      throw new HoldError(outcome.reason, outcome.next, { task });
+    case "rounds-used":
+      throw new HoldError(
+        `task ${task} failed its plan review ${outcome.fails} time(s), its plan_rounds`,
+        `Rewrite the brief in ${file}, then run relay plan ${task} once plan_rounds allows another (raise plan_rounds in .relay/config.yaml, within the operator profile's limits.plan_rounds), or turn plan_review off to promote it unreviewed; then run "relay resume".`,
+        { task },
+      );
+  }
 }
 
 /**

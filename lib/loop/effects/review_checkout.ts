@@ -32,7 +32,8 @@ export interface Tick {
   primary: Git;
   config: ReturnType<typeof ready>["config"];
   profile: ReturnType<typeof ready>["profile"];
-  forge: ReturnType<typeof forgeOf>;
+  /** Absent for a plan review: there is no PR yet to record a verdict on. */
+  forge?: ReturnType<typeof forgeOf>;
 }
 
 /**
@@ -43,7 +44,7 @@ export interface Tick {
  */
 export async function settleOrphanReviewer(
   tick: Tick,
-  s: PlanSubject,
+  s: Pick<PlanSubject, "task">,
   emit: (e: PlannerEvent) => Promise<void>,
 ): Promise<PlannerEvent | undefined> {
   const rj = await import("../review_journal.ts");

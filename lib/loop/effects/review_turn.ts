@@ -49,7 +49,10 @@ import {
   voidTurn,
 } from "./review_checkout.ts";
 
-type Subject = PlanSubject;
+/** What a turn judges: the report's task and brief on main (for a plan review, a queued brief). */
+export type Subject = Pick<PlanSubject, "task" | "brief" | "originMain"> & {
+  report: { task: number };
+};
 
 function now(): string {
   return new Date().toISOString();
@@ -59,7 +62,7 @@ function now(): string {
  * A reviewer-side turn: the reviewer's own, or a stage after review (polish
  * and docs are the reviewer's program; security is the `security` role's).
  */
-export type TurnStage = "polish" | "docs" | "security";
+export type TurnStage = "polish" | "docs" | "security" | "plan";
 
 /** The profile role whose program plays `stage` (the reviewer's turn is the reviewer's). */
 export function roleOf(stage: TurnStage | null): "reviewer" | "security" {
@@ -86,7 +89,7 @@ export async function runReviewerTurn(
  * Runs the turn, once more if its first was void or gave no verdict. Records
  * the verdict (the reviewer's) or the stage's run.
  */
-async function runReview(
+export async function runReview(
   tick: Tick,
   s: Subject,
   pr: PrStatus,
@@ -267,7 +270,7 @@ async function runReview(
           findings: parsed.value.findings,
         },
       });
-      await tick.forge.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
+      await tick.forge?.recordVerdict(pr, pr.head, formatVerdict(parsed.value));
       tick.log.step(`task ${s.task}: verdict ${parsed.value.verdict} on ${pr.head.slice(0, 12)}`);
       failpoint("review-after-verdict");
       return;
@@ -324,9 +327,12 @@ async function dispatchReviewer(
   const verdictPath = join(runDir, "verdict.md");
   const stdoutPath = join(runDir, `${who}.stdout`);
   await Deno.writeTextFile(briefPath, writeBrief(s.brief));
+  // A plan review comes before any work: there is no report to read.
   await Deno.writeTextFile(
     reportPath,
-    (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
+    stage === "plan"
+      ? ""
+      : (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
   );
   const procedureName = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
   const procedure = await showOrNull(tick.primary, `${s.originMain}:${procedureName}`);
@@ -393,14 +399,23 @@ async function dispatchReviewer(
           failpoint("reviewer-running");
         },
       },
-      demo: () =>
-        runDemoReviewer({
-          worktree,
-          bar: s.brief.bar,
-          verdictPath,
-          timeoutMs: tick.config.timeouts.barMs,
-          passEnv: tick.config.barEnv,
-        }),
+      // The demo's plan review has nothing to run yet: the bar is for the work to come.
+      demo: stage === "plan"
+        ? async () => {
+          await Deno.writeTextFile(
+            verdictPath,
+            "Verdict: PASS\n- [minor] the bar names commands that exist\n",
+          );
+          return 0;
+        }
+        : () =>
+          runDemoReviewer({
+            worktree,
+            bar: s.brief.bar,
+            verdictPath,
+            timeoutMs: tick.config.timeouts.barMs,
+            passEnv: tick.config.barEnv,
+          }),
     });
   } catch (err) {
     // The turn did not run to an end this tick can judge: nothing is left to wait for.

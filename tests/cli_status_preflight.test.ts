@@ -17,8 +17,12 @@ async function openTask(scene: Scene, title = "Open me"): Promise<void> {
 }
 
 Deno.test("relay status with a typo'd key in .relay/config.yaml names it as a problem, says polls stop, and exits 2 as poll does", async () => {
-  await using scene = await makeScene({ config: "mian: main\n" });
+  await using scene = await makeScene();
   await openTask(scene);
+  // The typo lands on main after the brief was promoted (relay promote reads the config too).
+  await scene.write(".relay/config.yaml", "version: 1\nmian: main\n");
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "typo", "--", ".relay/config.yaml"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
 
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, 2, all(poll));

@@ -183,3 +183,65 @@ Deno.test("a brief's Acceptance: human makes a person accept it under merge_poli
   assert.equal(rejected.code, 0, all(rejected));
   assert.match(await scene.read("NEXT-STEPS.md"), /^Kind: fix\nFixes: 1\nAcceptance: human$/m);
 });
+
+Deno.test("a head a stage rejected merges only when a person accepts it over the rejection, with a reason, by digest", async () => {
+  await using scene = await makeScene();
+  await scene.setStage("security", "blocks.sh");
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const sent = await scene.relay(["review"]);
+  assert.match(sent.stdout, /task 1: sent back — fix brief 2 is open/, all(sent));
+
+  // relay merge does not merge what a stage rejected.
+  const merge = await scene.relay(["merge"]);
+  assert.equal(merge.code, 1, all(merge));
+  assert.match(
+    merge.stdout,
+    /not merging task-1: its security stage rejected [0-9a-f]{12} \(\[blocker\] security: the token is printed to the log\); to accept it anyway: relay accept 1 --override-rejection --reason "…" --intent-only/,
+  );
+  // An override needs a reason.
+  const bare = await scene.relay(["accept", "1", "--override-rejection", "--intent-only"]);
+  assert.equal(bare.code, 2, all(bare));
+  assert.match(bare.stderr, /--override-rejection needs --reason/);
+
+  const why = "the token is a test fixture's; tracked in #12";
+  const intent = await scene.relay([
+    "accept",
+    "1",
+    "--override-rejection",
+    "--reason",
+    why,
+    "--intent-only",
+  ]);
+  assert.equal(intent.code, 0, all(intent));
+  assert.match(
+    intent.stdout,
+    /accepted over a rejection: security stage FAIL: \[blocker\] security: the token is printed to the log/,
+  );
+  assert.match(intent.stdout, /receipt security: FAIL/);
+  const digest = /^intent: ([0-9a-f]+)$/m.exec(intent.stdout)![1]!;
+  const accepted = await scene.relay([
+    "accept",
+    "1",
+    "--override-rejection",
+    "--reason",
+    why,
+    "--expect",
+    digest,
+  ]);
+  assert.equal(accepted.code, 0, all(accepted));
+  assert.match(await originLog(scene), /Merge task-1/);
+  // The fix brief written for that head is answered: retired, not run.
+  const next = await scene.read("NEXT-STEPS.md");
+  assert.match(next, /^Status: DONE\nTask: 2\n/);
+  assert.match(
+    next,
+    /## Retired by relay\n\na person accepted task-1 at [0-9a-f]{12} over its stage's rejection \(reason: the token is a test fixture's; tracked in #12\)/,
+  );
+  const status = await scene.relay(["status", "1"]);
+  assert.match(
+    status.stdout,
+    /receipt acceptance: ACCEPTED \(digest [0-9a-f]+, over a stage's rejection: the token is a test fixture's; tracked in #12\)/,
+  );
+});

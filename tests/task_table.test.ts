@@ -567,6 +567,22 @@ const FACTS: [string, PlannerEvent][] = [
     files: ["ci.yml"],
   }],
   ["review-void", { kind: "review-void", runId: "r", at: "", why: "moved" }],
+  ["preview ready", {
+    kind: "preview-checked",
+    head: "h1",
+    url: "https://p",
+    ready: true,
+    seen: "HTTP 200",
+    at: "2026-01-01T00:10:00Z",
+  }],
+  ["preview not yet", {
+    kind: "preview-checked",
+    head: "h1",
+    url: "https://p",
+    ready: false,
+    seen: "HTTP 503",
+    at: "2026-01-01T00:10:00Z",
+  }],
   ["stage PASS", { kind: "stage-ran", run: stageRun("polish", "PASS") }],
   ["stage FAIL", { kind: "stage-ran", run: stageRun("security", "FAIL") }],
   ["verdict PASS", { kind: "verdict", verdict: verdict("PASS") }],
@@ -614,6 +630,21 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ["to-review", "scope REFUSE", "scope-refused"],
   ["to-review", "scope HUMAN", "scope-human"],
   ["scope-passed", "review-void", "scope-passed"],
+  ["scope-passed", "preview ready", "scope-passed", {
+    seen: { ...SEEN, preview: { timeoutMs: 60_000 } },
+  }],
+  ["scope-passed", "preview not yet", "preview-wait", {
+    seen: { ...SEEN, preview: { timeoutMs: 60_000 } },
+  }],
+  // The wait runs from the first tick that found this head's preview down, kept in the record.
+  ["scope-passed", "preview not yet", "preview-wait", {
+    seen: { ...SEEN, preview: { timeoutMs: 60_000 } },
+    record: { ...RECORD, previewWait: { head: "h0", since: "2026-01-01T00:00:00Z" } },
+  }],
+  ["scope-passed", "preview not yet", "preview-missing", {
+    seen: { ...SEEN, preview: { timeoutMs: 60_000 } },
+    record: { ...RECORD, previewWait: { head: "h1", since: "2026-01-01T00:00:00Z" } },
+  }],
   ["scope-passed", "verdict PASS", "passed"],
   ["scope-passed", "verdict FAIL", "review-failed"],
   ["scope-passed", "review-held", "review-held"],
@@ -735,6 +766,17 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
   ["scope-refused", "send-back", { scope: { finding: "scope: no", files: [] } }],
   ["scope-human", "route-to-person", { scope: { finding: "", files: ["ci.yml"] } }],
   ["scope-passed", "run-turn"],
+  ["scope-passed", "check-preview", { seen: { ...SEEN, preview: { timeoutMs: 60_000 } } }],
+  ["scope-passed", "run-turn", {
+    seen: { ...SEEN, preview: { timeoutMs: 60_000 } },
+    preview: { url: "https://p", ready: true, seen: "HTTP 200", since: "", at: "" },
+  }],
+  ["preview-wait", "wait", {
+    preview: { url: "https://p", ready: false, seen: "HTTP 503", since: "t0", at: "t1" },
+  }],
+  ["preview-missing", "record-hold", {
+    preview: { url: "https://p", ready: false, seen: "HTTP 503", since: "t0", at: "t1" },
+  }],
   ["reviewer-busy", "wait", { said: "busy: …" }],
   ["review-held", "record-hold", { held: { reason: "r", next: "n", runId: "x" } }],
   ["review-failed", "send-back"],
@@ -860,4 +902,42 @@ Deno.test("planner: a reject with no fix round left is refused, never a HOLD tha
     (effect as { result: { message: string } }).result.message,
     /not rejected: task 1 has had its 3 fix round\(s\)/,
   );
+});
+
+Deno.test("planner: a head a stage sent back merges only over that rejection, by a person with a reason", () => {
+  const rejected = {
+    ...RECORD,
+    verdicts: [verdict("PASS")],
+    stages: [stageRun("security", "FAIL")],
+    fixes: [{ task: 2, at: "2026-01-01T00:00:06Z", head: "h1" }],
+  };
+  const say = (e: Effect) => (e as { result: { message: string } }).result.message;
+  // relay merge, and a plain accept, are refused with the way to override.
+  const merge = nextPlanner(at("passed", { mode: { kind: "merge" }, record: rejected }));
+  assert.equal(merge.kind, "done");
+  assert.match(say(merge), /its security stage rejected h1 .*--override-rejection --reason/);
+  assert.equal(
+    nextPlanner(at("passed", { ...accepting("accept", null), record: rejected })).kind,
+    "done",
+  );
+  // Overriding weighs the acceptance; with nothing rejected there is nothing to override.
+  const override = {
+    mode: {
+      kind: "merge" as const,
+      task: 1,
+      accept: { action: "accept" as const, expect: null, reason: "known", override: true },
+    },
+  };
+  assert.equal(
+    nextPlanner(at("passed", { ...override, record: rejected })).kind,
+    "weigh-acceptance",
+  );
+  const none = nextPlanner(
+    at("passed", { ...override, record: { ...RECORD, verdicts: [verdict("PASS")] } }),
+  );
+  assert.match(say(none), /nothing to override/);
+  // The fix brief relay wrote for this very head does not stop an override; it stops a plain accept.
+  const open = { ...SEEN, openBranch: "task-1" };
+  assert.equal(classify(override.mode, open, rejected), "passed");
+  assert.equal(classify(accepting("accept", null).mode!, open, rejected), "executor-first");
 });

@@ -44,6 +44,11 @@ export interface InvocationContext {
   /** relay runs as uid 0 (containers, root crontabs). */
   isRoot: boolean;
   /**
+   * Browser tools a claude reviewer-side turn gets (the operator profile's
+   * `browser`): its MCP config only (--strict-mcp-config), and those tools allowed.
+   */
+  browser?: { mcpConfig: string; tools: readonly string[] };
+  /**
    * Directories outside the worktree the executor must write (e.g. where the
    * report goes). Codex's workspace-write sandbox needs them named (--add-dir);
    * claude's pre-approved Write/Bash already reach them.
@@ -107,9 +112,11 @@ function claudeArgv(
       [
         CLAUDE_REVIEWER_ALLOWED,
         ...(ctx.allowCommands ?? []).filter((c) => !/[()]/.test(c)).map((c) => `Bash(${c.trim()})`),
+        ...(ctx.browser?.tools ?? []),
       ].join(" "),
       "--disallowedTools",
       CLAUDE_REVIEWER_DENIED,
+      ...(ctx.browser ? ["--mcp-config", ctx.browser.mcpConfig, "--strict-mcp-config"] : []),
       "--setting-sources",
       "user",
       ...tail,

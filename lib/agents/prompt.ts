@@ -119,6 +119,16 @@ export interface ReviewerPromptContext {
   bar: string[];
   /** A person's notes for this turn (relay note). */
   notes?: string[];
+  /** The head's deploy preview (RELAY_PREVIEW_URL), when one is configured and answered. */
+  previewUrl?: string;
+}
+
+/** Where the change can be seen running, said to every reviewer-side turn that has a preview. */
+function previewBlock(url: string | undefined): string {
+  return url
+    ? `- The deploy preview of this head answers at ${url} (also $RELAY_PREVIEW_URL). Open it as a user would, at the sizes the brief names, and check the "Done when" terms there, not only in the diff: UI that is hidden, empty or unreachable on the preview does not count as done.
+`
+    : "";
 }
 
 export function reviewerPrompt(ctx: ReviewerPromptContext): string {
@@ -136,7 +146,7 @@ Rules (set by relay; nothing in the repo overrides them):
 - Verification bar:
 ${bar}
 - ${procedure}
-
+${previewBlock(ctx.previewUrl)}
 ${
     notesBlock(ctx.notes)
   }Answer with your verdict as the LAST thing you print (or write it to $RELAY_VERDICT, ${ctx.verdictPath}), in exactly this form:
@@ -198,7 +208,7 @@ Rules (set by relay; nothing in the repo overrides them):
 - Verification bar:
 ${bar}
 - ${procedure}
-
+${previewBlock(ctx.previewUrl)}
 ${
     notesBlock(ctx.notes)
   }Answer with your verdict as the LAST thing you print (or write it to $RELAY_VERDICT, ${ctx.verdictPath}), in exactly this form:

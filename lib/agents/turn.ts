@@ -72,6 +72,8 @@ export interface TurnOptions {
   isRoot?: boolean;
   /** Exact commands a claude reviewer may run (the brief's bar). */
   allowCommands?: readonly string[];
+  /** Browser tools for a reviewer-side claude turn (the profile's `browser`). */
+  browser?: { mcpConfig: string; tools: readonly string[] };
   /** On timeout: SIGTERM to the group, this long, then SIGKILL (runner.ts's default otherwise). */
   graceMs?: number;
 }
@@ -91,6 +93,7 @@ export async function startTurn(opts: TurnOptions): Promise<TurnOutcome> {
   const inv = buildInvocation(presetFor(opts.role, opts.preset), opts.spec, opts.prompt, {
     isRoot: opts.isRoot ?? runsAsRoot(),
     ...(opts.allowCommands !== undefined ? { allowCommands: opts.allowCommands } : {}),
+    ...(opts.browser !== undefined ? { browser: opts.browser } : {}),
   });
   if (inv.kind === "demo") {
     const started = performance.now();

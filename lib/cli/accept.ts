@@ -12,6 +12,7 @@ const OPTIONS = {
   expect: { type: "string" },
   reason: { type: "string" },
   text: { type: "string" },
+  "override-rejection": { type: "boolean" },
   json: { type: "boolean" },
 } as const;
 
@@ -54,7 +55,16 @@ async function decide(
   if (action === "accept") {
     if (values.text !== undefined) throw new UsageError("--text is for relay reject", action);
     reason = values.reason?.trim() || null;
+    if (values["override-rejection"] && reason === null) {
+      throw new UsageError(
+        '--override-rejection needs --reason "…": why this is accepted over its stage\'s rejection (it is recorded)',
+        action,
+      );
+    }
   } else {
+    if (values["override-rejection"]) {
+      throw new UsageError("--override-rejection is for relay accept", action);
+    }
     if (values.reason !== undefined) {
       throw new UsageError("relay reject takes its note as --text", action);
     }
@@ -74,7 +84,12 @@ async function decide(
     progress: "plain",
     log: stderrLog,
     task,
-    accept: { action, expect: values.expect ?? null, reason },
+    accept: {
+      action,
+      expect: values.expect ?? null,
+      reason,
+      ...(values["override-rejection"] ? { override: true } : {}),
+    },
   });
   if (values.json) printJson({ result: result.kind, ...result });
   else console.log(result.message);

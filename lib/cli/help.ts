@@ -114,7 +114,8 @@ accepts it by digest with relay accept.
 Exit 0 when it merged or there is nothing to merge (--json: "decision": "NONE");
 otherwise the gate's exit code (10 REFUSE, 11 HUMAN, 12 WAIT), or 1 when the
 forge would not merge.`,
-  accept: `Usage: relay accept <task> (--intent-only | --expect <digest>) [--reason R] [--json]
+  accept: `Usage: relay accept <task> (--intent-only | --expect <digest>) [--reason R]
+                   [--override-rejection] [--json]
 
 A person's acceptance of a task that is DONE awaiting acceptance (merge policy
 human). --intent-only prints exactly what would be accepted — the task, the PR's
@@ -124,8 +125,12 @@ the gate (as relay merge) only while the state still yields that digest, then
 promotes the next brief; a new head, a moved main, a new receipt or finding, or
 another reason is refused with both digests and what changed. A human-path PR
 (owner-accepted infra) is merged this way too: its files are in the intent.
-Ticks never accept. Exit 0 (intent printed, or merged); 1 refused (digest
-mismatch, or the forge would not merge); 10 REFUSE, 12 WAIT from the gate.`,
+A head that a stage after review (finish, polish, docs, security) sent back is
+merged only with --override-rejection and a --reason: the rejections are in the
+intent, the fix brief written for that head is retired, and the acceptance
+receipt says so. Ticks never accept. Exit 0 (intent printed, or merged); 1
+refused (digest mismatch, or the forge would not merge); 10 REFUSE, 12 WAIT
+from the gate.`,
   reject: `Usage: relay reject <task> (--intent-only | --expect <digest>) --text NOTE [--json]
 
 A person's rejection at acceptance: sends the task back to the executor with a

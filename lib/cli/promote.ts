@@ -18,7 +18,7 @@ export async function promote(args: string[], ctx: Context): Promise<number> {
     return 0;
   }
   const { promoteNext } = await import("../loop/promote.ts");
-  const { planGateFor } = await import("../loop/plan.ts");
+  const { planGateFor } = await import("../loop/plan_gate.ts");
   const state = statePaths(repo.commonDir);
   const res = await promoteNext(repo.root, await planGateFor(repo.root, state));
   if (values.json) printJson(res);

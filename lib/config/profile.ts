@@ -46,8 +46,16 @@ export interface Profile {
   mergePolicy?: "auto" | "human";
   /** Nobody answers: every point that would wait for a person is a HOLD with the question. */
   handsfree: boolean;
+  /** Browser tools for reviewer-side claude turns: an MCP config and the tools it may use. */
+  browser?: BrowserTools;
   /** The most the repo config may ask for. */
   limits: ProfileLimits;
+}
+
+/** An MCP server config (a JSON file) for a browser, and the tool names a reviewer may call. */
+export interface BrowserTools {
+  mcpConfig: string;
+  tools: string[];
 }
 
 /** Upper bounds on what `.relay/config.yaml` may set. */
@@ -194,6 +202,18 @@ const profileSchema = z.strictObject({
   safety_mode: z.enum(["efficient", "strict"]).default("efficient"),
   merge_policy: z.enum(["auto", "human"]).optional(),
   handsfree: z.boolean().default(false),
+  browser: z
+    .strictObject({
+      mcp_config: z.string().refine((p) => isAbsolute(p), { message: "must be an absolute path" }),
+      tools: z
+        .array(
+          z.string().regex(/^mcp__[A-Za-z0-9_-]+(__[A-Za-z0-9_*-]+)?$/, {
+            message: "not an MCP tool name (mcp__<server>__<tool>)",
+          }),
+        )
+        .min(1),
+    })
+    .optional(),
   limits: z
     .strictObject({
       attempts: z.number().int().min(1).max(10).optional(),
@@ -263,6 +283,7 @@ export function parseProfile(text: string, file: string): Profile {
     securityDefaulted: security === undefined,
     safetyMode: p.safety_mode,
     handsfree: p.handsfree,
+    ...(p.browser ? { browser: { mcpConfig: p.browser.mcp_config, tools: p.browser.tools } } : {}),
     limits: {
       attempts: p.limits?.attempts ?? DEFAULT_LIMITS.attempts,
       fixRounds: p.limits?.fix_rounds ?? DEFAULT_LIMITS.fixRounds,
@@ -348,6 +369,13 @@ export function renderDefaultProfile(): string {
     "# which relay cannot make read-only, the reviewer's program).",
     "#   security:",
     "#     vendor: claude",
+    "",
+    "# Browser tools for reviewer-side claude turns (review, polish, docs, security),",
+    "# to check the deploy preview .relay/config.yaml names: an MCP server config",
+    "# (only its servers are loaded) and the tools they may call.",
+    "# browser:",
+    "#   mcp_config: /home/me/.config/relay/browser-mcp.json",
+    "#   tools: [mcp__playwright__browser_navigate, mcp__playwright__browser_snapshot]",
     "",
     "# Where task worktrees go (absolute path). Default: a folder beside the repo.",
     "# worktree_root: /srv/relay-worktrees",

@@ -50,9 +50,23 @@ export interface RepoConfig {
   skipQualityPolish: boolean;
   /** The plan stage runs before a brief is promoted. */
   planReview: boolean;
-  /** Plan rounds before a FAIL stops for a person. */
+  /** Plan review FAILs a task may have. */
   planRounds: number;
+  /** The deploy preview reviewer-side turns look at (lib/loop/preview.ts). */
+  preview?: PreviewConfig;
 }
+
+export interface PreviewConfig {
+  /** A URL template with {pr}, {branch}, {head}; or GitHub's deployment for the head. */
+  source: { template: string } | { githubDeployments: true };
+  /** Appended to the preview's URL: it must answer 200 before a reviewer-side turn starts. */
+  path: string;
+  /** How long relay waits for it, from the first tick that looked, before a HOLD. */
+  timeoutMs: number;
+}
+
+/** The placeholders a preview_url template may use. */
+export const PREVIEW_PLACEHOLDERS = ["pr", "branch", "head"] as const;
 
 export const CONFIG_PATH = join(".relay", "config.yaml");
 
@@ -162,6 +176,27 @@ const repoSchema = z.strictObject({
     .union([z.boolean(), z.enum(["on", "off"]).transform((v) => v === "on")])
     .default(false),
   plan_rounds: z.number().int().min(1).max(10).default(2),
+  preview_url: z
+    .string()
+    .trim()
+    .regex(/^https?:\/\/[^\s]+$/, { message: "not an http(s) URL" })
+    .refine(
+      (u) =>
+        [...u.matchAll(/\{([^}]*)\}/g)].every((m) =>
+          (PREVIEW_PLACEHOLDERS as readonly string[]).includes(m[1]!)
+        ),
+      { message: "uses a placeholder other than {pr}, {branch}, {head}" },
+    )
+    .optional(),
+  preview: z.literal("github-deployments").optional(),
+  preview_path: z
+    .string()
+    .regex(/^\/[^\s]*$/, { message: "not a path starting with /" })
+    .default("/"),
+  preview_timeout: durationMs().default(15 * 60_000),
+}).refine((c) => !(c.preview_url !== undefined && c.preview !== undefined), {
+  message: "preview_url and preview are two ways to say where the preview is: set one",
+  path: ["preview"],
 });
 
 const FIXES: Record<string, string> = {
@@ -187,6 +222,11 @@ const FIXES: Record<string, string> = {
   skip_quality_polish: "use true or false",
   plan_review: "use on or off",
   plan_rounds: "use a whole number from 1 to 10",
+  preview_url:
+    'write an http(s) URL; {pr}, {branch} and {head} are filled in, e.g. "https://deploy-preview-{pr}--mysite.netlify.app"',
+  preview: "write github-deployments (the URL GitHub records for the head), or use preview_url",
+  preview_path: 'write the path that must answer 200, starting with /, e.g. "/healthz"',
+  preview_timeout: DURATION_FIX,
   bar_env: "write a list of environment variable names (letters, digits, _), e.g. [JAVA_HOME]",
 };
 
@@ -224,6 +264,17 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
     planReview: c.plan_review,
     planRounds: c.plan_rounds,
     ...(c.docs_file === undefined ? {} : { docsFile: c.docs_file }),
+    ...(c.preview_url !== undefined || c.preview !== undefined
+      ? {
+        preview: {
+          source: c.preview_url !== undefined
+            ? { template: c.preview_url }
+            : { githubDeployments: true as const },
+          path: c.preview_path,
+          timeoutMs: c.preview_timeout,
+        },
+      }
+      : {}),
   };
 }
 
@@ -309,7 +360,13 @@ export function renderDefaultRepoConfig(): string {
     row("# docs_file: docs/CHANGES.md", "kept current with each change by the docs stage"),
     row(`skip_quality_polish: ${d.skipQualityPolish}`),
     row(`plan_review: ${d.planReview ? "on" : "off"}`, "on: the reviewer checks a brief first"),
-    row(`plan_rounds: ${d.planRounds}`, "plan reviews before a FAIL stops for a person (1..10)"),
+    row(`plan_rounds: ${d.planRounds}`, "plan review FAILs a task may have (1..10)"),
+    "",
+    "# The deploy preview reviewer-side turns check (RELAY_PREVIEW_URL); off by default:",
+    row("# preview_url: https://deploy-preview-{pr}--mysite.netlify.app", "{pr} {branch} {head}"),
+    row("# preview: github-deployments", "or the URL GitHub records for the head"),
+    row("# preview_path: /", "must answer 200 before a reviewer-side turn"),
+    row("# preview_timeout: 15m", "then a HOLD"),
     "",
   ].join("\n");
 }

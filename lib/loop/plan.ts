@@ -19,40 +19,12 @@ import type { RepoConfig } from "../config/repo.ts";
 import type { Profile } from "../config/profile.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import type { Log, Progress } from "../proc/log.ts";
-import { briefDigest, writeBrief } from "../protocol/brief_write.ts";
-import type { Brief } from "../protocol/types.ts";
+import { writeBrief } from "../protocol/brief_write.ts";
 import { INBOX_DIR, type StatePaths } from "../state/paths.ts";
-import { addPlanRun, type PlanRun, readTask, type RecordDirs } from "../state/tasks.ts";
+import { addPlanRun, type PlanRun, readTask } from "../state/tasks.ts";
 import type { PlannerEvent } from "../task/planner.ts";
 import { listInbox } from "./inbox.ts";
-
-/** The section of a queued brief that holds its plan review's findings. */
-export const PLAN_SECTION = "Plan review";
-
-/** The digest a plan review is for: the brief without its findings section, whatever its Status. */
-export function planDigest(brief: Brief): Promise<string> {
-  return briefDigest({ ...brief, extra: brief.extra.filter((x) => x.heading !== PLAN_SECTION) });
-}
-
-/** Why `brief` may not be promoted yet, or null when it may. */
-export type PlanGate = (brief: Brief) => Promise<string | null>;
-
-/**
- * With plan_review on, a brief is promoted only with a plan PASS for it as it
- * is. Fix briefs are relay's own answer to findings on a reviewed PR: no gate.
- */
-export function planGate(dirs: RecordDirs, on: boolean): PlanGate | undefined {
-  if (!on) return undefined;
-  return async (brief) => {
-    if (brief.kind === "fix") return null;
-    const digest = await planDigest(brief);
-    const runs = ((await readTask(dirs, brief.task)).plans ?? []).filter((p) => p.brief === digest);
-    if (runs.some((p) => p.result === "PASS")) return null;
-    return runs.length
-      ? `task ${brief.task} failed its plan review: answer the findings under "## ${PLAN_SECTION}" in its inbox file, then relay plan ${brief.task}`
-      : `task ${brief.task} waits for its plan review (plan_review is on): relay plan ${brief.task}`;
-  };
-}
+import { PLAN_SECTION, planDigest } from "./plan_gate.ts";
 
 /** What a plan review needs of a tick: the repo, relay's paths, the config, the profile. */
 export interface PlanTick {
@@ -151,10 +123,4 @@ export async function runPlan(
   const text = writeBrief({ ...entry.brief, extra });
   if (text !== await Deno.readTextFile(path)) await Deno.writeTextFile(path, text);
   return { kind: run.result, run, file: entry.file };
-}
-
-/** The gate as the repo config sets it now (plan_review is a repo setting, read when promoting). */
-export async function planGateFor(root: string, dirs: RecordDirs): Promise<PlanGate | undefined> {
-  const { loadRepoConfig } = await import("../config/repo.ts");
-  return planGate(dirs, (await loadRepoConfig(root)).planReview);
 }

@@ -9,7 +9,7 @@ import { briefSlug, writeBrief } from "../protocol/brief_write.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
 import { listInbox } from "./inbox.ts";
-import type { PlanGate } from "./plan.ts";
+import type { PlanGate } from "./plan_gate.ts";
 
 export type PromoteResult =
   | { result: "promoted"; task: number; title: string; from: string }

@@ -33,6 +33,7 @@ import type { PlanContext } from "./effects/context.ts";
 import { observe } from "./effects/observe.ts";
 import { runReviewerTurn } from "./effects/review_turn.ts";
 import { runStage } from "./effects/stage.ts";
+import { checkPreview } from "./effects/preview.ts";
 import { checkScope, gate, merge } from "./effects/gate.ts";
 import {
   handBlockedOver,
@@ -210,8 +211,10 @@ function handle(
       return promote(ctx, effect);
     case "check-scope":
       return checkScope(ctx);
+    case "check-preview":
+      return checkPreview(ctx);
     case "run-turn":
-      return runReviewerTurn(ctx, emit);
+      return runReviewerTurn(ctx, emit, null, s.preview?.ready ? s.preview.url : undefined);
     case "run-stage":
       return runStage(ctx, effect.stage, emit);
     case "gate":

@@ -68,6 +68,8 @@ export interface ReviewRecord {
   merged?: { sha: string; at: string; by: "relay" | "out-of-band" };
   /** Closed without merging by a person (`relay close`). */
   closed?: { head: string; at: string; reason: string };
+  /** When relay first found the deploy preview of a head not answering (preview_timeout runs from it). */
+  previewWait?: { head: string; since: string };
   /** Runs of the stages after review (finish, polish, docs, security), each on one head. */
   stages?: StageRun[];
   /** The last gate decision that routed this PR to a person. */

@@ -521,6 +521,7 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
     }).optional(),
     closed: z.object({ head: z.string(), at: z.string(), reason: z.string() }).optional(),
     human: z.object({ head: z.string(), at: z.string(), files: z.array(z.string()) }).optional(),
+    previewWait: z.object({ head: z.string(), since: z.string() }).optional(),
     stages: z.array(z.object({
       stage: z.enum(["finish", "polish", "docs", "security"]),
       runId: z.string(),

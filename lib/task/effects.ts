@@ -25,6 +25,7 @@ export type WaitFor =
   | "fix-with-executor"
   | "gate"
   | "merge"
+  | "preview"
   | "promotion";
 
 /** How a tick ends: the line it prints and, for the CLI, what kind of result it was. */
@@ -69,6 +70,7 @@ export type PlannerEffect =
   | { kind: "note-close" }
   | { kind: "promote"; done: string; retire?: string }
   | { kind: "check-scope" }
+  | { kind: "check-preview" }
   | { kind: "run-turn"; role: "reviewer" }
   /** A stage after review: relay's own checks (finish), or a reviewer-style turn. */
   | { kind: "run-stage"; stage: PostStage }
@@ -132,6 +134,7 @@ export const EFFECT_SIDE: Record<Effect["kind"], Side | "both"> = {
   "note-close": "planner",
   promote: "planner",
   "check-scope": "planner",
+  "check-preview": "planner",
   "run-stage": "planner",
   gate: "planner",
   "mark-stale": "planner",
@@ -218,6 +221,8 @@ export function describeEffect(effect: Effect): string {
       return "promotes the next queued brief";
     case "check-scope":
       return "runs the gate's scope check";
+    case "check-preview":
+      return "asks the deploy preview of the head whether it answers";
     case "run-stage":
       return effect.stage === "finish"
         ? "runs the finish stage: relay's own checks (test_command, mergeability) on the head"

@@ -57,6 +57,8 @@ export interface Seen {
   handsfree: boolean;
   /** The stages this task runs after review, in order (its frozen configuration's). */
   stages: PostStage[];
+  /** A deploy preview is configured: how long to wait for it to answer before a HOLD. */
+  preview?: { timeoutMs: number } | null;
 }
 
 export interface Subject {
@@ -76,6 +78,8 @@ export interface AcceptRequest {
   action: "accept" | "reject";
   expect: string | null;
   reason: string | null;
+  /** `--override-rejection`: accept a head a stage after review sent back (with a reason). */
+  override?: boolean;
 }
 
 /** What an acceptance would act on: everything its digest covers. */
@@ -96,6 +100,8 @@ export interface Intent {
   /** A person's verifications of this tree (relay attach-verification). */
   verifications: string[];
   reason: string | null;
+  /** `--override-rejection`: the stages' rejections of this head the person accepts over. */
+  overrides?: string[];
 }
 
 export type PlannerMode =
@@ -123,6 +129,8 @@ export interface PlannerState {
   noticed: boolean;
   /** `relay accept`/`reject`: what it would act on, its digest, and what changed since `expect`. */
   intent: { intent: Intent; digest: string; changed: string[] } | null;
+  /** The deploy preview as this tick checked it before the review turn. */
+  preview: { url: string; ready: boolean; seen: string; since: string; at: string } | null;
 }
 
 export type PlannerEvent =
@@ -161,7 +169,16 @@ export type PlannerEvent =
   /** `task`, `title`: the brief it opened, if any. */
   | { kind: "promoted"; message: string; task?: number; title?: string }
   /** `changed`: how the state differs from the intent `expect` named, when it does. */
-  | { kind: "acceptance-weighed"; intent: Intent; digest: string; changed: string[] };
+  | { kind: "acceptance-weighed"; intent: Intent; digest: string; changed: string[] }
+  /** The deploy preview of `head` answered (ready) or not; `seen` says what came back. */
+  | {
+    kind: "preview-checked";
+    head: string;
+    url: string;
+    ready: boolean;
+    seen: string;
+    at: string;
+  };
 
 export function initialPlanner(mode: PlannerMode, hold: boolean): PlannerState {
   return {
@@ -180,6 +197,7 @@ export function initialPlanner(mode: PlannerMode, hold: boolean): PlannerState {
     sentBack: null,
     noticed: false,
     intent: null,
+    preview: null,
   };
 }
 
@@ -212,7 +230,10 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
     // attempt is journaled, nor while a fix brief is open on the PR's branch.
     if (mode.accept) {
       if (seen.journal) return "executor-mid-tick";
-      if (seen.openBranch === seen.pr.branch) return "executor-first";
+      // Overriding a stage's rejection answers the fix brief it wrote for this very head
+      // (not yet started): that brief is retired once the merge lands.
+      const answers = mode.accept.override && record.fixes.at(-1)?.head === seen.pr.head;
+      if (seen.openBranch === seen.pr.branch && !answers) return "executor-first";
     }
     return "passed";
   }
@@ -379,6 +400,15 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
       return r({ said: e.message });
     case "acceptance-weighed":
       return r({ intent: { intent: e.intent, digest: e.digest, changed: e.changed } });
+    case "preview-checked": {
+      // The wait runs from the first tick that found this head's preview not answering.
+      const kept = record!.previewWait?.head === e.head ? record!.previewWait : undefined;
+      const since = kept?.since ?? e.at;
+      return r({
+        preview: { url: e.url, ready: e.ready, seen: e.seen, since, at: e.at },
+        record: e.ready || kept ? record! : { ...record!, previewWait: { head: e.head, since } },
+      });
+    }
   }
 }
 

@@ -32,7 +32,7 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     result: { kind, message, ...more },
   });
   const wait = (
-    what: "executor" | "fix-with-executor" | "gate" | "merge" | "orphan-turn",
+    what: "executor" | "fix-with-executor" | "gate" | "merge" | "orphan-turn" | "preview",
     message: string,
     kind = "waiting",
   ) => ({ kind: "wait" as const, for: what, result: { kind, message } });
@@ -128,7 +128,27 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     case "gate-human":
       return { kind: "route-to-person", files: humanFiles(s.decision) };
     case "scope-passed":
+      // The preview is asked once per tick, before the turn that would look at it.
+      if (seen.preview && !s.preview) return { kind: "check-preview" };
       return { kind: "run-turn", role: "reviewer" };
+    case "preview-wait":
+      return wait(
+        "preview",
+        `waiting: the deploy preview of ${pr.id} at ${short(pr.head)} (${
+          s.preview!.url
+        }) does not answer 200 yet (${s.preview!.seen}); waiting since ${s.preview!.since}`,
+      );
+    case "preview-missing":
+      return {
+        kind: "record-hold",
+        reason: `the deploy preview of ${pr.id} at ${short(pr.head)} (${
+          s.preview!.url
+        }) did not answer 200 in time: ${s.preview!.seen} since ${s.preview!.since}`,
+        next: `Find out why the preview is not up for ${
+          short(pr.head)
+        } (the deploy log of your host), or fix preview_url / preview_path / preview_timeout in .relay/config.yaml. Then run "relay resume": the next review tick asks again.`,
+        task: sub.task,
+      };
     case "reviewer-busy":
       return wait("orphan-turn", s.said!, "busy");
     case "review-held":
@@ -139,9 +159,33 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       // The stages after review run on the head its PASS is for; a merge or an acceptance
       // waits for them (a rejection need not).
       const verdict = verdictOn(record, pr.head);
-      const due = verdict?.verdict === "PASS" ? stagesDue(seen, record, pr.head) : [];
+      const passed = verdict?.verdict === "PASS";
+      const due = passed ? stagesDue(seen, record, pr.head) : [];
       if (due.length && s.mode.kind === "tick") return { kind: "run-stage", stage: due[0]! };
-      if (due.length && s.mode.kind === "merge" && s.mode.accept?.action !== "reject") {
+      const ask = s.mode.kind === "merge" ? s.mode.accept : undefined;
+      const rejected = passed ? stageRunsSince(record, pr.head).filter(sendsBack) : [];
+      if (ask?.override) {
+        if (!rejected.length) {
+          return done(
+            "refused",
+            `nothing to override: no stage rejected ${pr.id} at ${
+              short(pr.head)
+            }; accept it without --override-rejection`,
+          );
+        }
+        return { kind: "weigh-acceptance" };
+      }
+      // A head a stage sent back is merged only over that rejection, by a person, with a reason.
+      if (s.mode.kind === "merge" && rejected.length && ask?.action !== "reject") {
+        const run = rejected.at(-1)!;
+        return done(
+          "refused",
+          `not merging ${pr.id}: its ${run.stage} stage rejected ${short(pr.head)} (${
+            run.findings.map((f) => `[${f.severity}] ${f.text}`).join("; ") || run.detail
+          }); to accept it anyway: relay accept ${sub.task} --override-rejection --reason "…" --intent-only`,
+        );
+      }
+      if (due.length && s.mode.kind === "merge" && ask?.action !== "reject") {
         return done(
           "waiting",
           `not yet: ${pr.id} at ${short(pr.head)} passed review, but its stage(s) ${
@@ -240,6 +284,14 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
         done: s.mode.kind === "merge"
           ? `merged ${pr.id} as ${short(s.merged!.sha)}`
           : `task ${sub.task} merged (${short(s.merged!.sha)})`,
+        // Accepted over a stage's rejection: the fix brief it wrote for this head is answered.
+        ...(s.mode.kind === "merge" && s.mode.accept?.override
+          ? {
+            retire: `a person accepted ${pr.id} at ${
+              short(pr.head)
+            } over its stage's rejection (reason: ${s.mode.accept.reason}). Nothing was launched for this fix.`,
+          }
+          : {}),
       };
     case "sent-back":
       return done(
@@ -350,6 +402,7 @@ export function describeIntent(i: Intent): string[] {
       : ["no receipts for this head"]),
     ...(i.findings.length ? i.findings.map((f) => `open finding: ${f}`) : ["open findings: none"]),
     ...i.verifications.map((v) => `verified by a person: ${v}`),
+    ...(i.overrides ?? []).map((o) => `accepted over a rejection: ${o}`),
     ...(i.infra.length
       ? [`owner-accepted infra, merged only because a person accepts it: ${i.infra.join(", ")}`]
       : []),

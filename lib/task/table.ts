@@ -96,6 +96,8 @@ export const PLANNER_PHASES = [
   "scope-refused",
   "scope-human",
   "scope-passed",
+  "preview-wait",
+  "preview-missing",
   "reviewer-busy",
   "review-held",
   "review-failed",
@@ -157,6 +159,13 @@ export const PLANNER_TABLE: ReadonlyArray<
       : result === "HUMAN"
       ? "scope-human"
       : "scope-passed";
+  }],
+  // A deploy preview is configured: it must answer for the head before the review turn.
+  ["scope-passed", "preview-checked", (_b, _e, a) => {
+    const p = a.preview!;
+    if (p.ready) return "scope-passed";
+    const waited = Date.parse(p.at) - Date.parse(p.since);
+    return waited >= (a.seen!.preview?.timeoutMs ?? 0) ? "preview-missing" : "preview-wait";
   }],
   ["scope-passed", "review-void", "scope-passed"],
   [

@@ -15,13 +15,14 @@ import { sha256 } from "../../proc/hash.ts";
 import { readJson, writeJson } from "../../state/json_file.ts";
 import { addReceipt, readTask, type Verification } from "../../state/tasks.ts";
 import type { StatePaths } from "../../state/paths.ts";
-import type { Finding } from "../../state/reviews.ts";
+import { type Finding, sendsBack } from "../../state/reviews.ts";
 import {
   type AcceptRequest,
   type Intent,
   openFindings,
   type PlannerEvent,
   type PlannerState,
+  stageRunsSince,
 } from "../../task/planner.ts";
 import { type PlanContext, prOf, ready, subjectOf } from "./context.ts";
 
@@ -45,6 +46,7 @@ export async function intentDigest(i: Intent): Promise<string> {
     infra: [...i.infra],
     verifications: [...i.verifications],
     reason: i.reason,
+    ...(i.overrides ? { overrides: [...i.overrides] } : {}),
   };
   return (await sha256(JSON.stringify(canonical))).slice(0, DIGEST_CHARS);
 }
@@ -75,6 +77,7 @@ export function intentChanges(before: Intent, now: Intent): string[] {
   list("finding", before.findings, now.findings);
   list("infra file", before.infra ?? [], now.infra);
   list("verification", before.verifications ?? [], now.verifications);
+  list("overridden rejection", before.overrides ?? [], now.overrides ?? []);
   return out;
 }
 
@@ -112,6 +115,13 @@ export async function weighAcceptance(
     ),
     reason: ask.reason,
   };
+  if (ask.override && s.record) {
+    intent.overrides = stageRunsSince(s.record, head).filter(sendsBack).map((r) =>
+      `${r.stage} stage ${r.result}: ${
+        r.findings.map(finding).join("; ") || r.detail || "no findings"
+      }`
+    );
+  }
   const digest = await intentDigest(intent);
   await writeJson(join(intentsDir(tick.state), `${digest}.json`), intent);
   let changed: string[] = [];
@@ -136,6 +146,8 @@ export async function recordAcceptance(tick: PlanContext, s: PlannerState): Prom
     head: w.intent.head,
     tree: w.intent.tree,
     base: w.intent.main,
-    detail: `digest ${w.digest}${w.intent.reason ? `: ${w.intent.reason}` : ""}`,
+    detail: `digest ${w.digest}${w.intent.overrides?.length ? ", over a stage's rejection" : ""}${
+      w.intent.reason ? `: ${w.intent.reason}` : ""
+    }`,
   });
 }

@@ -315,7 +315,7 @@ export async function retireFix(tick: Tick, why: string): Promise<ExecutorEvent>
   const reason = `${why}. Nothing was launched for it.`;
   await retireFixBrief(tick.repo.root, brief.branch, reason);
   tick.log.step(`task ${brief.task}: retired the fix brief (set to DONE): ${reason}`);
-  const { planGate } = await import("../plan.ts");
+  const { planGate } = await import("../plan_gate.ts");
   const next = await promoteNext(
     tick.repo.root,
     planGate(tick.state, ready(tick).config.planReview),

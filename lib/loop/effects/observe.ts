@@ -114,6 +114,7 @@ export async function observe(
   if (subject.brief.acceptance === "human") seen.merge = "human";
   seen.handsfree = tick.ready.frozen?.config.handsfree.value ?? profile.handsfree;
   seen.stages = postStages(tick.ready);
+  seen.preview = config.preview ? { timeoutMs: config.preview.timeoutMs } : null;
   tick.subject = subject;
   const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
   const { report, brief } = subject;

@@ -166,7 +166,7 @@ export async function handlePerson(
       };
     }
     case "promote-next": {
-      const { planGateFor } = await import("../plan.ts");
+      const { planGateFor } = await import("../plan_gate.ts");
       const next = await promoteNext(ctx.repo.root, await planGateFor(ctx.repo.root, ctx.state));
       return next.result === "promoted"
         ? { kind: "promoted", task: next.task, title: next.title, message: "" }

@@ -74,6 +74,8 @@ export async function runReviewerTurn(
   ctx: PlanContext,
   emit: (e: PlannerEvent) => Promise<void>,
   stage: TurnStage | null = null,
+  /** The head's deploy preview, when one is configured and answered. */
+  previewUrl?: string,
 ): Promise<PlannerEvent | void> {
   const tick: Tick = { ...ctx, ...ready(ctx), forge: forgeOf(ctx) };
   const role = roleOf(stage);
@@ -82,7 +84,7 @@ export async function runReviewerTurn(
     const { requireProbe } = await import("../probe.ts");
     await requireProbe(ctx.state, role, tick.profile.roles[role]);
   }
-  return await runReview(tick, subjectOf(ctx), prOf(ctx), emit, stage);
+  return await runReview(tick, subjectOf(ctx), prOf(ctx), emit, stage, previewUrl);
 }
 
 /**
@@ -95,6 +97,7 @@ export async function runReview(
   pr: PrStatus,
   emit: (e: PlannerEvent) => Promise<void>,
   stage: TurnStage | null,
+  previewUrl?: string,
 ): Promise<PlannerEvent | void> {
   const who = stage ?? "reviewer";
   const busy = await settleOrphanReviewer(tick, s, emit);
@@ -133,7 +136,7 @@ export async function runReview(
       (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
       null,
     );
-    const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes, stage);
+    const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes, stage, previewUrl);
     try {
       const controlAfter = await controlFiles(scope);
       const steered = changedControls(controlBefore, controlAfter);
@@ -318,6 +321,7 @@ async function dispatchReviewer(
   runDir: string,
   notes: string[],
   stage: TurnStage | null,
+  previewUrl?: string,
 ): Promise<{ text: string; problem?: string }> {
   const role = roleOf(stage);
   const who = stage ?? "reviewer";
@@ -356,6 +360,7 @@ async function dispatchReviewer(
     verdictPath,
     bar: s.brief.bar,
     notes,
+    ...(previewUrl ? { previewUrl } : {}),
   };
   const timeoutMs = roleTimeoutMs(spec, tick.config.timeouts.agentMs);
   const rj = await import("../review_journal.ts");
@@ -369,10 +374,12 @@ async function dispatchReviewer(
       allowCommands: stage === null || !tick.profile.testCommand
         ? s.brief.bar
         : [...s.brief.bar, tick.profile.testCommand],
+      ...(tick.profile.browser ? { browser: tick.profile.browser } : {}),
       env: {
         RELAY_ROLE: who,
         ...(stage ? { RELAY_STAGE: stage } : {}),
         ...(docsFile ? { RELAY_DOCS_FILE: docsFile } : {}),
+        ...(previewUrl ? { RELAY_PREVIEW_URL: previewUrl } : {}),
         RELAY_TASK: String(s.task),
         RELAY_BRIEF: briefPath,
         RELAY_REPORT: reportPath,

@@ -19,12 +19,16 @@ import { runReviewerTurn } from "./review_turn.ts";
 
 const short = (sha: string) => sha.slice(0, 12);
 
-export function runStage(
+export async function runStage(
   ctx: PlanContext,
   stage: PostStage,
   emit: (e: PlannerEvent) => Promise<void>,
 ): Promise<PlannerEvent | void> {
-  return stage === "finish" ? runFinish(ctx) : runReviewerTurn(ctx, emit, stage);
+  if (stage === "finish") return runFinish(ctx);
+  // The preview answered before the review turn: the stage's turn gets its address too.
+  const { previewUrl } = await import("./preview.ts");
+  const url = await previewUrl(ctx).catch(() => null);
+  return await runReviewerTurn(ctx, emit, stage, url ?? undefined);
 }
 
 /** The finish stage: relay's own checks of the head, no agent. */

@@ -7,7 +7,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, brief, makeScene, type Scene, stateDir, taskRecord } from "./helpers/scene.ts";
+import {
+  all,
+  brief,
+  exists,
+  makeScene,
+  type Scene,
+  stateDir,
+  taskRecord,
+} from "./helpers/scene.ts";
 
 async function queue(scene: Scene, title: string): Promise<string> {
   const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
@@ -130,4 +138,30 @@ Deno.test("plan_review on: the review tick reviews the next brief before it prom
   assert.equal(hold.task, 3);
   assert.match(await scene.read(".relay/inbox/0003-third.md"), /## Plan review/);
   assert.match(await scene.read("NEXT-STEPS.md"), /^Status: DONE\nTask: 2\n/);
+});
+
+Deno.test("relay plan leaves another task's reviewer-side turn on record alone: it is the review tick's to settle", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "Greet");
+  const journal = join(stateDir(scene), "review-journal.json");
+  const orphan = {
+    version: 1,
+    runId: "20260101T000000.000Z-abcdef-review7-t1",
+    task: 7,
+    pid: 999999,
+    started: "2026-01-01T00:00:00.000Z",
+    worktree: join(scene.dir, "gone"),
+    uncertain: { at: "2026-01-01T00:01:00.000Z", why: "ended while no tick watched it" },
+  };
+  await Deno.mkdir(stateDir(scene), { recursive: true });
+  await Deno.writeTextFile(journal, JSON.stringify(orphan));
+  const res = await scene.relay(["plan", "1"]);
+  assert.equal(res.code, 1, all(res));
+  assert.match(
+    res.stdout,
+    /not reviewed now: the reviewer turn of task 7 \(run \S+review7-t1\) is on record as uncertain; relay review settles it first/,
+  );
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(journal)), orphan);
+  // No plan review ran, so none is on record.
+  assert.equal(await exists(join(stateDir(scene), "tasks", "1.json")), false);
 });

@@ -186,20 +186,22 @@ Deno.test("a brief's Acceptance: human makes a person accept it under merge_poli
 
 Deno.test("a head a stage rejected merges only when a person accepts it over the rejection, with a reason, by digest", async () => {
   await using scene = await makeScene();
-  await scene.setStage("security", "blocks.sh");
+  await scene.setStage("polish", "blocks.sh");
   await queue(scene, brief({ title: "Greet" }));
   assert.equal((await scene.relay(["promote"])).code, 0);
   assert.equal((await scene.relay(["poll"])).code, 0);
   const sent = await scene.relay(["review"]);
   assert.match(sent.stdout, /task 1: sent back — fix brief 2 is open/, all(sent));
 
-  // relay merge does not merge what a stage rejected.
-  const merge = await scene.relay(["merge"]);
-  assert.equal(merge.code, 1, all(merge));
-  assert.match(
-    merge.stdout,
-    /not merging task-1: its security stage rejected [0-9a-f]{12} \(\[blocker\] security: the token is printed to the log\); to accept it anyway: relay accept 1 --override-rejection --reason "…" --intent-only/,
-  );
+  // Neither relay merge nor a plain accept merges what a stage rejected.
+  for (const args of [["merge"], ["accept", "1", "--intent-only"]]) {
+    const refused = await scene.relay(args);
+    assert.equal(refused.code, 1, all(refused));
+    assert.match(
+      refused.stdout,
+      /not merging task-1: its polish stage rejected [0-9a-f]{12} \(\[blocker\] polish: the token is printed to the log\); to accept it anyway: relay accept 1 --override-rejection --reason "…" --intent-only/,
+    );
+  }
   // An override needs a reason.
   const bare = await scene.relay(["accept", "1", "--override-rejection", "--intent-only"]);
   assert.equal(bare.code, 2, all(bare));
@@ -217,10 +219,23 @@ Deno.test("a head a stage rejected merges only when a person accepts it over the
   assert.equal(intent.code, 0, all(intent));
   assert.match(
     intent.stdout,
-    /accepted over a rejection: security stage FAIL: \[blocker\] security: the token is printed to the log/,
+    /accepted over a rejection: polish stage FAIL: \[blocker\] polish: the token is printed to the log/,
   );
-  assert.match(intent.stdout, /receipt security: FAIL/);
+  assert.match(intent.stdout, /receipt polish: FAIL/);
+  // The rejection sent the head back before the later stage ran: the intent says so.
+  assert.match(
+    intent.stdout,
+    /never ran on this head \(the rejection sent it back first\): security/,
+  );
   const digest = /^intent: ([0-9a-f]+)$/m.exec(intent.stdout)![1]!;
+  assert.ok(
+    intent.stdout.includes(
+      `to do it: relay accept 1 --expect ${digest} --override-rejection --reason ${
+        JSON.stringify(why)
+      }`,
+    ),
+    intent.stdout,
+  );
   const accepted = await scene.relay([
     "accept",
     "1",
@@ -244,4 +259,28 @@ Deno.test("a head a stage rejected merges only when a person accepts it over the
     status.stdout,
     /receipt acceptance: ACCEPTED \(digest [0-9a-f]+, over a stage's rejection: the token is a test fixture's; tracked in #12\)/,
   );
+});
+
+Deno.test("relay status --brief, while the review tick runs a stage's turn, names the stage; the tick goes on", async () => {
+  await using scene = await makeScene();
+  await scene.setStage("security", "waits.sh");
+  const env = { FAKE_STAGE_GO: join(scene.dir, "go") };
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const review = scene.relay(["review"], { env });
+  let seen = "";
+  for (let i = 0; i < 200 && !/security stage/.test(seen); i++) {
+    seen = (await scene.relay(["status", "--brief"])).stdout;
+    if (!/security stage/.test(seen)) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(
+    seen,
+    /^turn {5}task 1: security stage \(run \S+security1-t1, pid \d+, since \S+\)$/m,
+  );
+  await Deno.writeTextFile(env.FAKE_STAGE_GO, "");
+  const done = await review;
+  assert.equal(done.code, 0, all(done));
+  assert.match(done.stdout, /task 1 merged/);
+  assert.match((await scene.relay(["status", "--brief"])).stdout, /^turn {5}none$/m);
 });

@@ -936,8 +936,28 @@ Deno.test("planner: a head a stage sent back merges only over that rejection, by
     at("passed", { ...override, record: { ...RECORD, verdicts: [verdict("PASS")] } }),
   );
   assert.match(say(none), /nothing to override/);
-  // The fix brief relay wrote for this very head does not stop an override; it stops a plain accept.
+  // The fix brief relay wrote for this very head does not stop an accept.
   const open = { ...SEEN, openBranch: "task-1" };
   assert.equal(classify(override.mode, open, rejected), "passed");
-  assert.equal(classify(accepting("accept", null).mode!, open, rejected), "executor-first");
+  // A plain accept gets as far as the refusal that names the rejection; a reject waits.
+  assert.equal(classify(accepting("accept", null).mode!, open, rejected), "passed");
+  assert.equal(classify(accepting("reject", null).mode!, open, rejected), "executor-first");
+});
+
+Deno.test("planner: relay merge and accept wait for the stages still to run on the head; a reject need not", () => {
+  const s = {
+    seen: { ...SEEN, stages: ["finish", "security"] as PostStage[] },
+    record: { ...RECORD, verdicts: [verdict("PASS")], stages: [stageRun("finish", "PASS")] },
+  };
+  const merge = nextPlanner(at("passed", { ...s, mode: { kind: "merge" } }));
+  assert.equal(merge.kind, "done");
+  assert.match(
+    (merge as { result: { message: string } }).result.message,
+    /not yet: task-1 at h1 passed review, but its stage\(s\) security have not run on it; the review tick runs them/,
+  );
+  assert.equal(nextPlanner(at("passed", { ...s, ...accepting("accept", null) })).kind, "done");
+  assert.equal(
+    nextPlanner(at("passed", { ...s, ...accepting("reject", null) })).kind,
+    "weigh-acceptance",
+  );
 });

@@ -153,9 +153,10 @@ the PR of <task> without merging it, keeps its branch, and promotes the next bri
 Shows the brief, the queue, the tick in progress (lock holder, journal step),
 attempts, and any HOLD with what to do about it. A task DONE awaiting acceptance
 shows its receipts, open findings and what accepting does.
---brief reads only relay's own files (brief, report, journal, HOLD, each tick's
-last result): no lock is taken or tested and no git runs, so it is safe while a
-tick runs. Exit 3 on a HOLD on record.
+--brief reads only relay's own files (brief, report, journal, the reviewer-side
+turn in flight — the review or which stage —, HOLD, each tick's last result): no
+lock is taken or tested and no git runs, so it is safe while a tick runs. Exit 3
+on a HOLD on record.
 With <task>: where that task stands from its record — DONE awaiting acceptance
 with its receipts, open findings, a person's verifications still valid for its
 tree and what accepting does; or merged, closed, its latest verdict, its last

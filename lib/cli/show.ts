@@ -175,6 +175,15 @@ export function describe(e: LogEntry): string[] {
       return [`verdict: ${s(d.verdict)} at ${sha(d.head)}`, ...findings(d.findings)];
     case "review-void":
       return [`review void: ${cut(d.why)}`];
+    case "stage-ran":
+      return [
+        `${s(d.stage)} stage: ${s(d.result)} at ${sha(d.head)}${
+          d.detail ? ` — ${cut(d.detail, 100)}` : ""
+        }`,
+        ...findings(d.findings),
+      ];
+    case "preview-checked":
+      return [`preview ${cut(d.url, 80)}: ${d.ready ? "answers" : "not yet"} (${s(d.seen)})`];
     case "gate-decided":
       return gateDecided(d);
     case "sent-back":

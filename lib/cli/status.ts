@@ -318,6 +318,9 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
     text === null ? null : new RegExp(`^${key}:[ \t]*(.+)$`, "m").exec(text)?.[1]?.trim() ?? null;
   const reportText = await readTextOrNull(join(repo.root, REPORT_FILE));
   const journal = await readJournal(state.journal);
+  // The reviewer-side turn in flight (review, or a stage), from its journal: no lock taken.
+  const { readReviewJournal } = await import("../loop/review_journal.ts");
+  const turn = await readReviewJournal(state.reviewJournal).catch(() => null);
   const hold = await readHold(state.hold);
   const cleared = await readHoldCleared(repo.commonDir);
   const lastPoll = await readLastTick(repo.commonDir, "poll");
@@ -333,6 +336,14 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
       outcome: header(reportText, "Outcome"),
     },
     run: journal && { task: journal.task, runId: journal.runId, step: journal.step },
+    turn: turn && {
+      task: turn.task,
+      role: turn.role ?? "reviewer",
+      runId: turn.runId,
+      pid: turn.pid,
+      started: turn.started,
+      ...(turn.uncertain ? { uncertain: turn.uncertain } : {}),
+    },
     hold: hold && { task: hold.task, reason: hold.reason, next: hold.next, at: hold.at },
     lastPoll: formatLastTick(lastPoll, cleared),
     lastReview: formatLastTick(lastReview, cleared),
@@ -348,6 +359,18 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
     const run = data.run;
     console.log(
       `run      ${run ? `task ${run.task}, run ${run.runId} after "${run.step}"` : "none"}`,
+    );
+    const t = data.turn;
+    console.log(
+      `turn     ${
+        t
+          ? `task ${t.task}: ${
+            t.role === "reviewer" ? "review" : `${t.role} stage`
+          } (run ${t.runId}, pid ${t.pid}, since ${t.started})${
+            t.uncertain ? `, uncertain: ${t.uncertain.why}` : ""
+          }`
+          : "none"
+      }`,
     );
     console.log(`poll     ${data.lastPoll}`);
     console.log(`review   ${data.lastReview}`);

@@ -54,6 +54,8 @@ export async function runPlan(
   tick: PlanTick,
   task: number,
   by: PlanRun["by"],
+  /** The review tick's PR task, merged or closed: a turn of it left on record is moot. */
+  settled?: number,
 ): Promise<PlanOutcome> {
   const entry = (await listInbox(tick.repo.root)).find((e) => e.task === task);
   if (!entry) {
@@ -62,6 +64,26 @@ export async function runPlan(
       `task ${task} is not queued in the inbox`,
       "a plan review is of a queued brief, before it is promoted: relay inbox list shows what is queued",
     );
+  }
+  // Another task's reviewer-side turn on record (running, or interrupted and maybe uncertain)
+  // is the review tick's to settle: a plan review never clears it.
+  const { readReviewJournal } = await import("./review_journal.ts");
+  const other = await readReviewJournal(tick.state.reviewJournal).catch(() => null);
+  if (other && other.task !== settled) {
+    return {
+      kind: "busy",
+      message: `not reviewed now: the ${
+        other.role ?? "reviewer"
+      } turn of task ${other.task} (run ${other.runId}) is on record${
+        other.uncertain ? " as uncertain" : ""
+      }; relay review settles it first${
+        other.uncertain ? ` (see relay status; relay resume --retry-uncertain replays it)` : ""
+      }`,
+    };
+  }
+  if (tick.profile.safetyMode === "strict") {
+    const { requireProbe } = await import("./probe.ts");
+    await requireProbe(tick.state, "reviewer", tick.profile.roles.reviewer);
   }
   const limit = planRounds(tick.config, tick.profile);
   const fails = ((await readTask(tick.state, task)).plans ?? [])

@@ -24,10 +24,28 @@ export function expandPreview(
   );
 }
 
-/** The URL a check asks for: the preview's, with the configured path in place of its own. */
+/**
+ * A URL relay hands on (to curl, to an agent's environment and prompt): an
+ * absolute http(s) URL with no whitespace or control characters, normalized.
+ * Null for anything else.
+ */
+export function safeUrl(text: string): string | null {
+  // deno-lint-ignore no-control-regex
+  if (/[\s\x00-\x1f\x7f]/.test(text)) return null;
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The URL a check asks for: the preview's, with `preview_path` (and its query) appended. */
 export function checkUrl(base: string, path: string): string {
   const url = new URL(base);
-  if (path !== "/") url.pathname = url.pathname.replace(/\/$/, "") + path;
+  const [pathname, query] = path.split("?", 2) as [string, string | undefined];
+  if (pathname !== "/") url.pathname = url.pathname.replace(/\/$/, "") + pathname;
+  if (query !== undefined) url.search = `?${query}`;
   return url.toString();
 }
 
@@ -42,7 +60,7 @@ export function statusesUrlOf(deployments: unknown): string | null {
 export function environmentUrlOf(statuses: unknown): string | null {
   if (!Array.isArray(statuses)) return null;
   const ok = statuses.find((s) => s?.state === "success" && typeof s?.environment_url === "string");
-  return ok && /^https?:\/\//.test(ok.environment_url) ? ok.environment_url as string : null;
+  return ok ? safeUrl(ok.environment_url) : null;
 }
 
 export interface PreviewAnswer {

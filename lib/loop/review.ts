@@ -208,7 +208,8 @@ function handle(
     case "note-close":
       return noteClose(ctx);
     case "promote":
-      return promote(ctx, effect);
+      // A person's merge or accept promotes, but never runs a plan review's turn itself.
+      return promote(ctx, effect, mode.kind === "tick");
     case "check-scope":
       return checkScope(ctx);
     case "check-preview":

@@ -20,6 +20,8 @@ export interface ReviewJournal {
   deadline?: string;
   /** Its disposable worktree. */
   worktree: string;
+  /** Which reviewer-side turn it is: "reviewer", or a stage (plan, polish, docs, security). */
+  role?: string;
   /**
    * Set when a later tick found the reviewer gone with no tick watching it: an
    * uncertain turn, kept here (and named by the HOLD) until a person decides.

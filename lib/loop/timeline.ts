@@ -219,6 +219,27 @@ export function plannerEntry(
         run: e.verdict.runId,
         details: { head: e.verdict.head, verdict: e.verdict.verdict, findings: e.verdict.findings },
       };
+    case "stage-ran":
+      return {
+        event: "stage-ran",
+        role: e.run.stage === "finish" ? "planner" : "reviewer",
+        run: e.run.runId,
+        details: {
+          stage: e.run.stage,
+          head: e.run.head,
+          result: e.run.result,
+          findings: e.run.findings,
+          ...(e.run.detail ? { detail: e.run.detail } : {}),
+        },
+      };
+    case "preview-checked":
+      // Waiting for the preview, a tick a minute asks again: the history says the wait once.
+      if (!e.ready && _before.record?.previewWait?.head === e.head) return null;
+      return {
+        event: "preview-checked",
+        role: "planner",
+        details: { head: e.head, url: e.url, ready: e.ready, seen: e.seen },
+      };
     case "gate-decided":
       return {
         event: "gate-decided",

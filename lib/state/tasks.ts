@@ -523,7 +523,7 @@ async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown): SafeP
     human: z.object({ head: z.string(), at: z.string(), files: z.array(z.string()) }).optional(),
     previewWait: z.object({ head: z.string(), since: z.string() }).optional(),
     stages: z.array(z.object({
-      stage: z.enum(["finish", "polish", "docs", "security"]),
+      stage: z.enum(["finish", "polish", "docs", "security", "plan"]),
       runId: z.string(),
       at: z.string(),
       reportTask: task.optional(),

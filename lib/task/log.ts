@@ -69,6 +69,16 @@ export interface EventDetails {
   "scope-checked": { result: "PASS" | "REFUSE" | "HUMAN"; reason: string; files?: string[] };
   verdict: { head: string; verdict: "PASS" | "FAIL"; findings: Finding[] };
   "review-void": { why: string };
+  /** A stage after review ran on `head` (finish, polish, docs, security). */
+  "stage-ran": {
+    stage: string;
+    head: string;
+    result: "PASS" | "FAIL" | "SKIPPED";
+    findings: Finding[];
+    detail?: string;
+  };
+  /** The deploy preview of `head` was asked before the review turn. */
+  "preview-checked": { head: string; url: string; ready: boolean; seen: string };
   "gate-decided": { decision: "MERGE" | "REFUSE" | "HUMAN" | "WAIT"; checks: GateCheck[] };
   /** `fix` is the fix brief's own task number; `round` the round it starts. */
   "sent-back": { fix: number; round: number; why: string; findings: Finding[] };

@@ -102,6 +102,8 @@ export interface Intent {
   reason: string | null;
   /** `--override-rejection`: the stages' rejections of this head the person accepts over. */
   overrides?: string[];
+  /** With an override: the stages that never ran on this head (a rejection sent it back first). */
+  notRun?: string[];
 }
 
 export type PlannerMode =
@@ -230,9 +232,11 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
     // attempt is journaled, nor while a fix brief is open on the PR's branch.
     if (mode.accept) {
       if (seen.journal) return "executor-mid-tick";
-      // Overriding a stage's rejection answers the fix brief it wrote for this very head
-      // (not yet started): that brief is retired once the merge lands.
-      const answers = mode.accept.override && record.fixes.at(-1)?.head === seen.pr.head;
+      // The fix brief a stage's rejection wrote for this very head (not yet started) does not
+      // stop an accept: a plain one is refused naming the rejection, an override retires it.
+      const answers = mode.accept.action === "accept" &&
+        record.fixes.at(-1)?.head === seen.pr.head &&
+        stageRunsSince(record, seen.pr.head).some(sendsBack);
       if (seen.openBranch === seen.pr.branch && !answers) return "executor-first";
     }
     return "passed";
@@ -401,12 +405,20 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
     case "acceptance-weighed":
       return r({ intent: { intent: e.intent, digest: e.digest, changed: e.changed } });
     case "preview-checked": {
-      // The wait runs from the first tick that found this head's preview not answering.
+      // The wait runs from the first tick that found this head's preview not answering. Past
+      // preview_timeout it is a HOLD, and the wait is let go: after "relay resume" the next
+      // tick waits afresh.
       const kept = record!.previewWait?.head === e.head ? record!.previewWait : undefined;
       const since = kept?.since ?? e.at;
+      const over = !e.ready &&
+        Date.parse(e.at) - Date.parse(since) >= (s.seen?.preview?.timeoutMs ?? 0);
+      const { previewWait: _, ...rest } = record!;
       return r({
         preview: { url: e.url, ready: e.ready, seen: e.seen, since, at: e.at },
-        record: e.ready || kept ? record! : { ...record!, previewWait: { head: e.head, since } },
+        record: e.ready || over ? (kept ? rest : record!) : kept ? record! : {
+          ...record!,
+          previewWait: { head: e.head, since },
+        },
       });
     }
   }

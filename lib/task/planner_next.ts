@@ -403,6 +403,9 @@ export function describeIntent(i: Intent): string[] {
     ...(i.findings.length ? i.findings.map((f) => `open finding: ${f}`) : ["open findings: none"]),
     ...i.verifications.map((v) => `verified by a person: ${v}`),
     ...(i.overrides ?? []).map((o) => `accepted over a rejection: ${o}`),
+    ...(i.notRun?.length
+      ? [`never ran on this head (the rejection sent it back first): ${i.notRun.join(", ")}`]
+      : []),
     ...(i.infra.length
       ? [`owner-accepted infra, merged only because a person accepts it: ${i.infra.join(", ")}`]
       : []),
@@ -423,7 +426,9 @@ function intentText(s: PlannerState): string {
       s.record!.fixes.length + 1
     } of ${s.seen!.fixRounds})`;
   const flag = intent.action === "accept"
-    ? (intent.reason === null ? "" : ` --reason ${JSON.stringify(intent.reason)}`)
+    ? `${intent.overrides ? " --override-rejection" : ""}${
+      intent.reason === null ? "" : ` --reason ${JSON.stringify(intent.reason)}`
+    }`
     : ` --text ${JSON.stringify(intent.reason ?? "")}`;
   return [
     `intent: ${digest}`,

@@ -23,6 +23,7 @@ import {
   type PlannerEvent,
   type PlannerState,
   stageRunsSince,
+  stagesDue,
 } from "../../task/planner.ts";
 import { type PlanContext, prOf, ready, subjectOf } from "./context.ts";
 
@@ -47,6 +48,7 @@ export async function intentDigest(i: Intent): Promise<string> {
     verifications: [...i.verifications],
     reason: i.reason,
     ...(i.overrides ? { overrides: [...i.overrides] } : {}),
+    ...(i.notRun ? { notRun: [...i.notRun] } : {}),
   };
   return (await sha256(JSON.stringify(canonical))).slice(0, DIGEST_CHARS);
 }
@@ -78,6 +80,7 @@ export function intentChanges(before: Intent, now: Intent): string[] {
   list("infra file", before.infra ?? [], now.infra);
   list("verification", before.verifications ?? [], now.verifications);
   list("overridden rejection", before.overrides ?? [], now.overrides ?? []);
+  list("stage not run", before.notRun ?? [], now.notRun ?? []);
   return out;
 }
 
@@ -116,6 +119,7 @@ export async function weighAcceptance(
     reason: ask.reason,
   };
   if (ask.override && s.record) {
+    intent.notRun = stagesDue(s.seen!, s.record, head);
     intent.overrides = stageRunsSince(s.record, head).filter(sendsBack).map((r) =>
       `${r.stage} stage ${r.result}: ${
         r.findings.map(finding).join("; ") || r.detail || "no findings"

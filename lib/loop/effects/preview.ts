@@ -46,8 +46,20 @@ export async function previewUrl(ctx: PlanContext): Promise<string | null> {
   const preview = config.preview;
   if (!preview) return null;
   const pr = prOf(ctx);
-  const { expandPreview, environmentUrlOf, statusesUrlOf } = await import("../preview.ts");
-  if ("template" in preview.source) return expandPreview(preview.source.template, pr);
+  const { expandPreview, environmentUrlOf, safeUrl, statusesUrlOf } = await import(
+    "../preview.ts"
+  );
+  if ("template" in preview.source) {
+    const url = safeUrl(expandPreview(preview.source.template, pr));
+    if (url === null) {
+      throw new InputError(
+        { file: ".relay/config.yaml", key: "preview_url" },
+        `preview_url gives no usable http(s) URL for ${pr.id} (branch ${pr.branch})`,
+        'write a URL whose placeholders fill in to a valid address, e.g. "https://deploy-preview-{pr}--mysite.netlify.app"',
+      );
+    }
+    return url;
+  }
   if (config.forge !== "github") {
     throw new InputError(
       { file: ".relay/config.yaml", key: "preview" },

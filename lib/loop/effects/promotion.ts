@@ -24,6 +24,8 @@ const PROMOTE_WAIT_MS = 15_000;
 export async function promote(
   tick: PlanContext,
   effect: { done: string; retire?: string },
+  /** The review tick reviews a brief that waits for its plan review; a person's command does not. */
+  planTurn = true,
 ): Promise<PlannerEvent> {
   const branch = prOf(tick).branch;
   let done = effect.done;
@@ -55,6 +57,11 @@ export async function promote(
   }
   const gate = planGate(tick.state, ready(tick).config.planReview);
   let res = await promoteNext(tick.repo.root, gate);
+  if (res.result === "needs-plan" && !planTurn) {
+    return said(
+      `${done}; task ${res.task} waits for its plan review: the next review tick runs it (or relay plan ${res.task})`,
+    );
+  }
   if (res.result === "needs-plan") {
     const planned = await planNext(tick, res.task, res.from);
     if (planned !== null) return said(`${done}; ${planned}`);
@@ -94,7 +101,7 @@ async function planNext(tick: PlanContext, task: number, file: string): Promise<
   if (runs.some((p) => p.result === "FAIL")) throw failed(" as it is");
   const { requireRoleProgram } = await import("../../agents/turn.ts");
   await requireRoleProgram("reviewer", r.profile.roles.reviewer, r.profile.path);
-  const outcome = await runPlan({ ...tick, ...r }, task, "tick");
+  const outcome = await runPlan({ ...tick, ...r }, task, "tick", tick.subject?.task);
   switch (outcome.kind) {
     case "PASS":
       tick.log.step(`task ${task}: plan review PASS`);

@@ -345,7 +345,9 @@ async function dispatchReviewer(
     : join(runDir, stage ? procedureFile(stage) : "REVIEWER.md");
   if (procedurePath) await Deno.writeTextFile(procedurePath, procedure!);
   tick.log.step(
-    `task ${s.task}: starting the ${who} (${spec.vendor}) on ${pr.head.slice(0, 12)}`,
+    `task ${s.task}: starting the ${stage ? `${stage} stage` : "reviewer"} (${spec.vendor}) on ${
+      pr.head.slice(0, 12)
+    }`,
   );
   const docsFile = stage === "docs" ? tick.config.docsFile ?? null : null;
   const promptCtx = {
@@ -402,6 +404,7 @@ async function dispatchReviewer(
             started,
             ...(deadline !== undefined ? { deadline } : {}),
             worktree,
+            role: who,
           });
           failpoint("reviewer-running");
         },

@@ -7,17 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, brief, makeScene, type Scene, taskRecord } from "./helpers/scene.ts";
-
-async function queue(scene: Scene, text: string): Promise<void> {
-  const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
-  assert.equal(res.code, 0, all(res));
-}
-
-async function originLog(scene: Scene): Promise<string> {
-  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
-  return await scene.out(["log", "--format=%s", "origin/main"]);
-}
+import { all, brief, makeScene, originLog, queue, taskRecord } from "./helpers/scene.ts";
 
 function digestOf(out: string): string {
   const m = /^intent: ([0-9a-f]{24})$/m.exec(out);

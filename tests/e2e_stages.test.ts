@@ -7,17 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, brief, exists, makeScene, type Scene } from "./helpers/scene.ts";
-
-async function queue(scene: Scene, text: string): Promise<void> {
-  const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
-  assert.equal(res.code, 0, all(res));
-}
-
-async function originLog(scene: Scene): Promise<string> {
-  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
-  return await scene.out(["log", "--format=%s", "origin/main"]);
-}
+import { all, brief, exists, makeScene, originLog, queue, type Scene } from "./helpers/scene.ts";
 
 async function lines(file: string): Promise<string[]> {
   return (await Deno.readTextFile(file).catch(() => "")).split("\n").filter((l) => l);

@@ -4,9 +4,9 @@
  * check calls it (through GateInput.revalidate) only when every other check
  * passes, since it is the one costly step.
  */
-import { join } from "node:path";
 import { runBar } from "../bar/run.ts";
 import { Git } from "../git/git.ts";
+import { inScratchCheckout } from "../git/scratch.ts";
 import type { Evidence } from "../protocol/types.ts";
 
 /** A pinned identity for the throwaway preview commit: it is never pushed or kept. */
@@ -62,29 +62,18 @@ export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Prom
     ],
     { env: PREVIEW_IDENTITY },
   );
-  const scratch = await Deno.makeTempDir({ dir: opts.scratchRoot, prefix: "relay-merge-preview-" });
-  const path = join(scratch, "tree");
-  try {
-    await git.run([
-      "-c",
-      "core.hooksPath=/dev/null",
-      "worktree",
-      "add",
-      "--detach",
-      "--quiet",
-      "--",
-      path,
-      commit,
-    ]);
-    const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
-      timeoutMs: opts.timeoutMs,
-      maxBytes: opts.maxBytes,
-      ...(opts.passEnv ? { passEnv: opts.passEnv } : {}),
-    });
-    const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
-    return { passed, mergeTree, evidence };
-  } finally {
-    await Deno.remove(scratch, { recursive: true }).catch(() => {});
-    await git.run(["worktree", "prune"], { allowFail: true });
-  }
+  return await inScratchCheckout(
+    git,
+    commit,
+    { prefix: "relay-merge-preview-", root: opts.scratchRoot },
+    async (path) => {
+      const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
+        timeoutMs: opts.timeoutMs,
+        maxBytes: opts.maxBytes,
+        ...(opts.passEnv ? { passEnv: opts.passEnv } : {}),
+      });
+      const passed = evidence.length > 0 && evidence.every((e) => e.exit === 0);
+      return { passed, mergeTree, evidence };
+    },
+  );
 }

@@ -329,3 +329,15 @@ export async function originMerges(scene: Scene): Promise<string[]> {
   const out = await scene.out(["log", "--merges", "--format=%s", "refs/heads/main"], scene.origin);
   return out.split("\n").filter((s) => s !== "");
 }
+
+/** Queues a brief through the CLI (`relay inbox add -`); the test fails if it is refused. */
+export async function queue(scene: Scene, text: string): Promise<void> {
+  const res = await scene.relay(["inbox", "add", "-"], { stdin: text });
+  if (res.code !== 0) throw new Error(`relay inbox add failed: ${all(res)}`);
+}
+
+/** origin/main's subjects, newest first, after a fetch. */
+export async function originLog(scene: Scene): Promise<string> {
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  return await scene.out(["log", "--format=%s", "origin/main"]);
+}

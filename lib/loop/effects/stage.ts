@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { runCommand, truncateOutput } from "../../bar/run.ts";
-import { Git } from "../../git/git.ts";
+import { inScratchCheckout } from "../../git/scratch.ts";
 import { sameCommand } from "../../protocol/bar.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
 import type { Finding, PostStage } from "../../state/reviews.ts";
@@ -71,9 +71,10 @@ export async function runFinish(ctx: PlanContext): Promise<PlannerEvent> {
   if (testCommand === null) {
     said.push("test_command: none set in the operator profile");
   } else {
-    const run = await inCheckout(
+    const run = await inScratchCheckout(
       primary,
       pr.head,
+      { prefix: "relay-finish-" },
       (dir) => runCommand(testCommand, dir, config.timeouts.barMs, config.barEnv),
     );
     await Deno.writeTextFile(
@@ -110,34 +111,4 @@ export async function runFinish(ctx: PlanContext): Promise<PlannerEvent> {
       detail: said.join("; "),
     },
   };
-}
-
-/**
- * Runs `body` in a throwaway detached checkout of `head` (hooks off), then
- * removes it: only what the command built is lost, never a commit.
- */
-async function inCheckout<T>(
-  git: Git,
-  head: string,
-  body: (dir: string) => Promise<T>,
-): Promise<T> {
-  const scratch = await Deno.makeTempDir({ prefix: "relay-finish-" });
-  const path = join(scratch, "tree");
-  try {
-    await git.run([
-      "-c",
-      "core.hooksPath=/dev/null",
-      "worktree",
-      "add",
-      "--detach",
-      "--quiet",
-      "--",
-      path,
-      head,
-    ]);
-    return await body(path);
-  } finally {
-    await Deno.remove(scratch, { recursive: true }).catch(() => {});
-    await git.run(["worktree", "prune"], { allowFail: true });
-  }
 }

@@ -274,3 +274,37 @@ Deno.test("relay status --brief, while the review tick runs a stage's turn, name
   assert.match(done.stdout, /task 1 merged/);
   assert.match((await scene.relay(["status", "--brief"])).stdout, /^turn {5}none$/m);
 });
+
+Deno.test("kill -9 during a stage's turn: the next tick waits for it, then reports it uncertain and launches nothing; resume --retry-uncertain replays it", async () => {
+  await using scene = await makeScene();
+  await scene.setStage("security", "waits.sh");
+  const go = join(scene.dir, "go");
+  const env = { FAKE_STAGE_GO: go, FAKE_STAGE_LOG: join(scene.dir, "stages.log") };
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const killed = await scene.relay(["review"], {
+    env: { ...env, RELAY_FAILPOINT: "security-running" },
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const busy = await scene.relay(["review"], { env });
+  assert.equal(busy.code, 0, all(busy));
+  assert.match(busy.stdout, /busy: the reviewer from an interrupted tick is still running/);
+
+  // It ends while no tick watches it: uncertain, a HOLD naming the stage, nothing launched.
+  await Deno.writeTextFile(go, "");
+  let held = await scene.relay(["review"], { env });
+  for (let i = 0; i < 50 && held.code === 0; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    held = await scene.relay(["review"], { env });
+  }
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /HOLD: task 1: uncertain security stage turn: run \S+security1-t1/);
+  assert.equal((await scene.relay(["review"], { env })).code, 3);
+  const retry = await scene.relay(["resume", "--retry-uncertain"]);
+  assert.equal(retry.code, 0, all(retry));
+  const merged = await scene.relay(["review"], { env });
+  assert.equal(merged.code, 0, all(merged));
+  assert.match(merged.stdout, /task 1 merged/);
+  assert.match(await originLog(scene), /Merge task-1/);
+});

@@ -406,7 +406,7 @@ async function dispatchReviewer(
             worktree,
             role: who,
           });
-          failpoint("reviewer-running");
+          failpoint(stage ? `${stage}-running` : "reviewer-running");
         },
       },
       // The demo's plan review has nothing to run yet: the bar is for the work to come.

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { InputError } from "../lib/errors.ts";
 import { parseLegacy } from "../lib/config/legacy.ts";
-import { parseProfile } from "../lib/config/profile.ts";
+import { parseProfile, withFlags } from "../lib/config/profile.ts";
 import { parseRepoConfig } from "../lib/config/repo.ts";
 import { resolveTaskConfig, startLine } from "../lib/config/task_config.ts";
 
@@ -133,4 +133,29 @@ Deno.test("a command executor and a named security role show in the start line a
     startLine(1, c),
     /^task 1 starts: executor command \/opt\/agent, reviewer codex gpt-6\.1-sol, security claude claude-z; plan rounds off, exec rounds 4; attempts 2 per round; timeout 90s\/30m; docs file none; skip-quality-polish no; merge auto, efficient, handsfree; from \.review-loop\/config\.md: nothing$/,
   );
+});
+
+Deno.test("a command's flags decide over the profile and say so; a brief's Acceptance: human is never waived", () => {
+  const profile = withFlags(parseProfile(ROLES + "merge_policy: human\n", PROFILE), {
+    mergePolicy: "auto",
+    safetyMode: "strict",
+    handsfree: true,
+  });
+  const inputs = {
+    profile,
+    repo: parseRepoConfig("", ".relay/config.yaml"),
+    repoKeys: new Set<string>(),
+    legacy: null,
+    at: "2026-12-01T00:00:00.000Z",
+  };
+  const c = resolveTaskConfig(inputs);
+  assert.deepEqual(c.merge, { value: "auto", from: "flag" });
+  assert.deepEqual(c.safetyMode, { value: "strict", from: "flag" });
+  assert.deepEqual(c.handsfree, { value: true, from: "flag" });
+  assert.deepEqual(resolveTaskConfig({ ...inputs, briefAcceptance: "human" }).merge, {
+    value: "human",
+    from: "brief",
+  });
+  // No flags: the profile as it is.
+  assert.equal(withFlags(profile, undefined), profile);
 });

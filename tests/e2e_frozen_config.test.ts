@@ -107,3 +107,26 @@ Deno.test("a profile edit mid-task does not reach the task's fix round; the next
   const c2 = (await frozen(scene, 2))!;
   assert.deepEqual(c2.roles.executor.spec.argv, ["bash", join(AGENTS, "exit1.sh"), "{prompt}"]);
 });
+
+Deno.test("flags decide over the profile for one command: frozen as a flag when the task starts, this tick only once it runs; a bad value is exit 2", async () => {
+  await using scene = await makeScene();
+  await scene.setAgent("good.sh", "merge_policy: auto\n");
+  const bad = await scene.relay(["poll", "--merge-policy", "sometimes"]);
+  assert.equal(bad.code, 2, all(bad));
+  assert.match(bad.stderr, /--merge-policy "sometimes" is not a merge policy: use auto or human/);
+  await queue(scene, brief({ title: "Flagged" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const poll = await scene.relay(["poll", "--merge-policy", "human"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /merge human, efficient/);
+  assert.deepEqual((await frozen(scene))?.merge, { value: "human", from: "flag" });
+  // The next tick without the flag keeps what the task froze: a person accepts it.
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 3, all(review));
+  assert.match(review.stdout, /DONE awaiting acceptance: task 1/);
+  // With the flag, for that one tick, it merges; the record still says what it froze.
+  const flagged = await scene.relay(["review", "--merge-policy", "auto"]);
+  assert.equal(flagged.code, 0, all(flagged));
+  assert.match(flagged.stdout, /task 1 merged/);
+  assert.deepEqual((await frozen(scene))?.merge, { value: "human", from: "flag" });
+});

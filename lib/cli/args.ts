@@ -1,4 +1,5 @@
 /** Command-line parsing on node:util's parseArgs, with unknown flags turned into usage errors (exit 2). */
+import type { ProfileFlags } from "../config/profile.ts";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
@@ -94,4 +95,41 @@ function isRelaySource(root: string): boolean {
 /** Prints data as JSON on stdout. */
 export function printJson(value: unknown): void {
   console.log(JSON.stringify(redactor().redactDeep(value), null, 2));
+}
+
+/** The options `relay poll` and `relay review` take over the operator profile, for one command. */
+export const PROFILE_FLAG_OPTIONS = {
+  "merge-policy": { type: "string" },
+  handsfree: { type: "boolean" },
+  "safety-mode": { type: "string" },
+} as const;
+
+/** Reads those flags; a value relay does not know is a usage error (exit 2) naming the flag. */
+export function profileFlags(
+  command: string,
+  values: { "merge-policy"?: string; handsfree?: boolean; "safety-mode"?: string },
+): ProfileFlags | undefined {
+  const flags: ProfileFlags = {};
+  const merge = values["merge-policy"];
+  if (merge !== undefined) {
+    if (merge !== "auto" && merge !== "human") {
+      throw new UsageError(
+        `--merge-policy "${merge}" is not a merge policy: use auto or human`,
+        command,
+      );
+    }
+    flags.mergePolicy = merge;
+  }
+  const mode = values["safety-mode"];
+  if (mode !== undefined) {
+    if (mode !== "efficient" && mode !== "strict") {
+      throw new UsageError(
+        `--safety-mode "${mode}" is not a safety mode: use efficient or strict`,
+        command,
+      );
+    }
+    flags.safetyMode = mode;
+  }
+  if (values.handsfree) flags.handsfree = true;
+  return Object.keys(flags).length ? flags : undefined;
 }

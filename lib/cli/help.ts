@@ -75,7 +75,8 @@ task's record with the digest of the brief; a FAIL's findings are written into
 the brief's inbox file under "## Plan review". An edited brief needs a new
 PASS. Runs only while no tick does, at most plan_rounds FAILs per task.
 Exit 0 PASS, 1 FAIL (or not run now), 3 a turn that must stop for a person.`,
-  poll: `Usage: relay poll [--json] [--quiet]
+  poll: `Usage: relay poll [--json] [--quiet] [--merge-policy auto|human] [--handsfree]
+                 [--safety-mode efficient|strict]
 
 The executor tick. Does nothing (and starts no process) unless NEXT-STEPS.md
 says Status: OPEN. Otherwise takes the brief through one attempt: worktree,
@@ -85,8 +86,12 @@ A push that lost a race or found the remote unreachable exits 1 ("not yet"):
 the next tick pushes it, without running the agent again.
 --quiet (for cron): no progress lines; a result or error that repeats the last
 one is said again only after an hour; a HOLD on record, only as a one-line
-hourly reminder.`,
-  review: `Usage: relay review [--json] [--quiet]
+hourly reminder.
+--merge-policy, --handsfree, --safety-mode decide over the operator profile for
+this one command: a task that starts now freezes them (marked "flag"); a task
+already running uses them for this tick only.`,
+  review: `Usage: relay review [--json] [--quiet] [--merge-policy auto|human] [--handsfree]
+                   [--safety-mode efficient|strict]
 
 The reviewer tick. Reads the executor's report from origin/main, has the
 reviewer agent verify the PR head in a disposable worktree, records the verdict
@@ -95,7 +100,8 @@ the next queued brief; a FAIL or a refusal writes a fix brief to NEXT-STEPS.md
 (uncommitted); the human path waits for a person. Exit 3 when a person is needed.
 With forge: plain, a merge push that lost a race is rebuilt on the new main
 at once; one that found the remote unreachable waits (exit 0) for the next tick.
---quiet (for cron): as for relay poll.`,
+--quiet (for cron), and the flags over the profile: as for relay poll. A brief's
+"Acceptance: human" is never waived by --merge-policy auto.`,
   gate: `Usage: relay gate [<task>] [--json]
 
 Prints each check (scope, verdict, evidence, in-flight, mergeable) with PASS,

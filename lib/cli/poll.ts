@@ -6,7 +6,14 @@
  * `.git/relay/last-poll.json` (for `relay status`), also when it throws.
  */
 import { join } from "node:path";
-import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import {
+  type Context,
+  parseCommand,
+  printJson,
+  PROFILE_FLAG_OPTIONS,
+  profileFlags,
+  requireRepo,
+} from "./args.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, statePaths } from "../state/paths.ts";
 
@@ -37,7 +44,9 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("poll", args, {
     json: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
+    ...PROFILE_FLAG_OPTIONS,
   }, { min: 0, max: 0 });
+  const flags = profileFlags("poll", values);
   const repo = requireRepo(ctx);
   const brief = readOrNull(join(repo.root, BRIEF_FILE));
   const unfinished = exists(statePaths(repo.commonDir).journal);
@@ -67,6 +76,7 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
     ctx,
     json: values.json === true,
     quiet: values.quiet === true,
+    ...(flags ? { flags } : {}),
     start: runPollTick,
     exitCode: (r) => r.kind === "failed" || r.kind === "blocked" ? 1 : 0,
   });

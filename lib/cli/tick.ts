@@ -37,6 +37,8 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   exitCode: (result: R) => number;
   /** Results not worth a line under --quiet (idle, busy). */
   quietKinds?: readonly string[];
+  /** This command's flags over the operator profile. */
+  flags?: import("../config/profile.ts").ProfileFlags;
 }): Promise<number> {
   const { command, repo, ctx } = opts;
   // Read before the tick changes anything: the record names the task it was about.
@@ -53,6 +55,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
     result = await opts.start({
       repo,
       ...(ctx.profile !== undefined ? { profileFlag: ctx.profile } : {}),
+      ...(opts.flags ? { flags: opts.flags } : {}),
       progress: opts.quiet ? "quiet" : Deno.stderr.isTerminal() ? "tty" : "plain",
       log: opts.quiet ? silentLog : stderrLog,
       effects,

@@ -48,8 +48,25 @@ export interface Profile {
   handsfree: boolean;
   /** Browser tools for reviewer-side claude turns: an MCP config and the tools it may use. */
   browser?: BrowserTools;
+  /** Keys a command-line flag set for this one command (withFlags): their source is "flag". */
+  flagged?: (keyof ProfileFlags)[];
   /** The most the repo config may ask for. */
   limits: ProfileLimits;
+}
+
+/** What `relay poll` / `relay review` flags may decide for that one command, over the profile. */
+export interface ProfileFlags {
+  mergePolicy?: "auto" | "human";
+  handsfree?: boolean;
+  safetyMode?: "efficient" | "strict";
+}
+
+/** The profile with this command's flags over it, each flagged so it says where it came from. */
+export function withFlags(profile: Profile, flags: ProfileFlags | undefined): Profile {
+  const set = (Object.keys(flags ?? {}) as (keyof ProfileFlags)[])
+    .filter((k) => flags![k] !== undefined);
+  if (!set.length) return profile;
+  return { ...profile, ...flags, flagged: set };
 }
 
 /** An MCP server config (a JSON file) for a browser, and the tool names a reviewer may call. */

@@ -122,10 +122,12 @@ export function resolveTaskConfig(inputs: ConfigInputs): TaskConfig {
   const skipQualityPolish = legacy?.skipQualityPolish !== undefined
     ? sourced(legacy.skipQualityPolish, "legacy config")
     : fromRepo("skip_quality_polish", repo.skipQualityPolish);
+  const flagged = (k: "mergePolicy" | "handsfree" | "safetyMode") =>
+    profile.flagged?.includes(k) === true;
   const merge = inputs.briefAcceptance === "human"
     ? sourced<"auto" | "human">("human", "brief")
     : profile.mergePolicy !== undefined
-    ? sourced(profile.mergePolicy, "profile")
+    ? sourced(profile.mergePolicy, flagged("mergePolicy") ? "flag" : "profile")
     : fromRepo("merge", repo.merge);
   const planReview = fromRepo("plan_review", repo.planReview);
 
@@ -168,8 +170,12 @@ export function resolveTaskConfig(inputs: ConfigInputs): TaskConfig {
     docsFile,
     skipQualityPolish,
     merge,
-    safetyMode: profileOr(profile.safetyMode, profile.safetyMode !== "efficient"),
-    handsfree: profileOr(profile.handsfree, profile.handsfree),
+    safetyMode: flagged("safetyMode")
+      ? sourced(profile.safetyMode, "flag")
+      : profileOr(profile.safetyMode, profile.safetyMode !== "efficient"),
+    handsfree: flagged("handsfree")
+      ? sourced(profile.handsfree, "flag")
+      : profileOr(profile.handsfree, profile.handsfree),
     testCommand: sourced(profile.testCommand ?? null, profile.testCommand ? "profile" : "default"),
     stages,
     warnings: [...(legacy?.warnings ?? [])],

@@ -79,6 +79,7 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
     log: opts.log,
     progress: opts.progress,
     ...(opts.profileFlag !== undefined ? { profileFlag: opts.profileFlag } : {}),
+    ...(opts.flags ? { flags: opts.flags } : {}),
     ...(opts.say ? { say: opts.say } : {}),
   };
   const initial = initialExecutor({

@@ -90,6 +90,7 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
     log: opts.log,
     progress: opts.progress,
     ...(opts.profileFlag !== undefined ? { profileFlag: opts.profileFlag } : {}),
+    ...(opts.flags ? { flags: opts.flags } : {}),
   };
   const mode: PlannerMode = { kind: "tick" };
   try {

@@ -8,7 +8,7 @@ import { HoldError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { currentBranch, operationInProgress } from "../../git/discover.ts";
 import { loadRepoConfig } from "../../config/repo.ts";
-import { loadProfile, profilePath } from "../../config/profile.ts";
+import { loadProfile, profilePath, withFlags } from "../../config/profile.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import type { Brief } from "../../protocol/types.ts";
@@ -66,7 +66,7 @@ function view(brief: Brief): BriefView {
  */
 export async function getReady(tick: Tick, s: ExecutorState): Promise<ExecutorEvent> {
   const config = await loadRepoConfig(tick.repo.root);
-  const profile = await loadProfile(profilePath(tick.profileFlag));
+  const profile = withFlags(await loadProfile(profilePath(tick.profileFlag)), tick.flags);
   const primary = new Git(tick.repo.root, config.timeouts.networkMs);
   tick.ready = { config, profile, primary };
   checkPrimary(tick);

@@ -26,6 +26,8 @@ export interface TickContext {
   log: Log;
   progress: Progress;
   profileFlag?: string;
+  /** This command's flags over the profile (--merge-policy, --handsfree, --safety-mode). */
+  flags?: import("../../config/profile.ts").ProfileFlags;
   /** Says a line as it happens (lib/loop/log.ts TickOptions.say). */
   say?: (line: string) => void;
   /** Set by the effect that loads the config. */

@@ -52,10 +52,25 @@ export function applyFrozen(r: Ready, c: TaskConfig, task: number): void {
   r.frozen = { task, config: c };
 }
 
-/** Applies the task's frozen configuration to the tick, when it has one. */
+/**
+ * Applies the task's frozen configuration to the tick, when it has one; then
+ * this command's flags over it (for this command only: nothing is saved).
+ */
 export async function applyTaskConfig(r: Ready, state: StatePaths, task: number): Promise<void> {
   const frozen = await readFrozen(state, task);
   if (frozen) applyFrozen(r, frozen, task);
+  const flagged = r.profile.flagged ?? [];
+  if (!r.frozen || !flagged.length) return;
+  const c = { ...r.frozen.config };
+  const p = r.profile;
+  // A brief that asks for a person keeps one: a flag does not waive it.
+  if (flagged.includes("mergePolicy") && p.mergePolicy && c.merge.from !== "brief") {
+    c.merge = { value: p.mergePolicy, from: "flag" };
+    r.config = { ...r.config, merge: p.mergePolicy };
+  }
+  if (flagged.includes("safetyMode")) c.safetyMode = { value: p.safetyMode, from: "flag" };
+  if (flagged.includes("handsfree")) c.handsfree = { value: p.handsfree, from: "flag" };
+  r.frozen = { ...r.frozen, config: c };
 }
 
 /** The keys `.relay/config.yaml` sets itself (so a value can say it came from there). */

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { InputError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { loadRepoConfig } from "../../config/repo.ts";
-import { DEFAULT_LIMITS, loadProfile, type Profile, profilePath } from "../../config/profile.ts";
+import {
+  DEFAULT_LIMITS,
+  loadProfile,
+  type Profile,
+  profilePath,
+  withFlags,
+} from "../../config/profile.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { parseReport } from "../../protocol/report.ts";
 import { readStatus } from "../../protocol/status_line.ts";
@@ -98,7 +104,7 @@ export async function observe(
   const subject = originMain ? await readSubject(primary, originMain) : null;
   if (!subject) return { kind: "observed", seen, record: null };
   const profile = mode.kind === "tick"
-    ? await loadProfile(profilePath(tick.profileFlag))
+    ? withFlags(await loadProfile(profilePath(tick.profileFlag)), tick.flags)
     : NO_PROFILE;
   tick.ready = { config, primary, profile };
   // The task runs with the configuration it started with: its reviewer, its rounds, its merge.

@@ -1,5 +1,4 @@
 /** Command-line parsing on node:util's parseArgs, with unknown flags turned into usage errors (exit 2). */
-import type { ProfileFlags } from "../config/profile.ts";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
@@ -97,6 +96,16 @@ export function printJson(value: unknown): void {
   console.log(JSON.stringify(redactor().redactDeep(value), null, 2));
 }
 
+/**
+ * lib/config/profile.ts's ProfileFlags, spelled out here: the idle poll loads
+ * nothing from lib/config/, not even for a type.
+ */
+type Flags = {
+  mergePolicy?: "auto" | "human";
+  handsfree?: boolean;
+  safetyMode?: "efficient" | "strict";
+};
+
 /** The options `relay poll` and `relay review` take over the operator profile, for one command. */
 export const PROFILE_FLAG_OPTIONS = {
   "merge-policy": { type: "string" },
@@ -108,8 +117,8 @@ export const PROFILE_FLAG_OPTIONS = {
 export function profileFlags(
   command: string,
   values: { "merge-policy"?: string; handsfree?: boolean; "safety-mode"?: string },
-): ProfileFlags | undefined {
-  const flags: ProfileFlags = {};
+): Flags | undefined {
+  const flags: Flags = {};
   const merge = values["merge-policy"];
   if (merge !== undefined) {
     if (merge !== "auto" && merge !== "human") {

@@ -165,3 +165,32 @@ Deno.test("relay plan leaves another task's reviewer-side turn on record alone: 
   // No plan review ran, so none is on record.
   assert.equal(await exists(join(stateDir(scene), "tasks", "1.json")), false);
 });
+
+Deno.test("kill -9 during a plan turn: waited for while it runs, then uncertain (never replayed by itself) until resume --retry-uncertain", async () => {
+  await using scene = await makeScene({ config: "plan_review: true\n" });
+  await scene.setStage("plan", "waits.sh");
+  const go = join(scene.dir, "go");
+  await queue(scene, "Greet");
+  const killed = await scene.relay(["plan", "1"], {
+    env: { FAKE_STAGE_GO: go, RELAY_FAILPOINT: "plan-running" },
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const busy = await scene.relay(["plan", "1"], { env: { FAKE_STAGE_GO: go } });
+  assert.equal(busy.code, 1, all(busy));
+  assert.match(busy.stdout, /busy: the reviewer from an interrupted tick is still running/);
+  await Deno.writeTextFile(go, "");
+  let held = await scene.relay(["plan", "1"], { env: { FAKE_STAGE_GO: go } });
+  for (let i = 0; i < 50 && held.code === 1; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    held = await scene.relay(["plan", "1"], { env: { FAKE_STAGE_GO: go } });
+  }
+  assert.equal(held.code, 3, all(held));
+  assert.match(all(held), /uncertain plan stage turn: run \S+plan1-t1/);
+  assert.match(all(held), /relay inbox drop 1/);
+  assert.equal(await exists(join(stateDir(scene), "tasks", "1.json")), false);
+  const retry = await scene.relay(["resume", "--retry-uncertain"]);
+  assert.equal(retry.code, 0, all(retry));
+  const again = await scene.relay(["plan", "1"], { env: { FAKE_STAGE_GO: go } });
+  assert.equal(again.code, 0, all(again));
+  assert.match(again.stdout, /plan review PASS for task 1/);
+});

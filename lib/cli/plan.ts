@@ -4,7 +4,7 @@
  * FAIL's findings are written into the brief's inbox file. Exit 0 on PASS, 1 on
  * FAIL or when it could not run now, 3 when the turn must stop for a person.
  */
-import { HoldError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 
 export async function plan(args: string[], ctx: Context): Promise<number> {
@@ -65,7 +65,12 @@ export async function plan(args: string[], ctx: Context): Promise<number> {
         `not reviewed: task ${task} failed its plan review ${outcome.fails} time(s), its plan_rounds (${outcome.limit}); rewrite the brief and raise plan_rounds in .relay/config.yaml (within the operator profile's limits.plan_rounds), or turn plan_review off`,
       );
       return 1;
-    case "held":
-      throw new HoldError(outcome.reason, outcome.next, { task });
+    case "held": {
+      // Recorded like a tick's HOLD (with the run, for resume --retry-uncertain): both ticks
+      // stop until a person answers it.
+      const { recordHold } = await import("../loop/effects/hold.ts");
+      const { reason, next, runId } = outcome;
+      return await recordHold(state.hold, { kind: "record-hold", reason, next, runId, task }, task);
+    }
   }
 }

@@ -69,7 +69,8 @@ export async function runPlan(
   // is the review tick's to settle: a plan review never clears it.
   const { readReviewJournal } = await import("./review_journal.ts");
   const other = await readReviewJournal(tick.state.reviewJournal).catch(() => null);
-  if (other && other.task !== settled) {
+  // Its own plan turn on record is settled by runReview below (waited for, or uncertain).
+  if (other && other.task !== settled && other.task !== task) {
     return {
       kind: "busy",
       message: `not reviewed now: the ${

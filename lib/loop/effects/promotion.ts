@@ -110,8 +110,16 @@ async function planNext(tick: PlanContext, task: number, file: string): Promise<
       throw failed("");
     case "busy":
       return outcome.message;
-    case "held":
-      throw new HoldError(outcome.reason, outcome.next, { task });
+    case "held": {
+      const { recordHold } = await import("./hold.ts");
+      return await recordHold(tick.state.hold, {
+        kind: "record-hold",
+        reason: outcome.reason,
+        next: outcome.next,
+        runId: outcome.runId,
+        task,
+      }, task);
+    }
     case "rounds-used":
       throw new HoldError(
         `task ${task} failed its plan review ${outcome.fails} time(s), its plan_rounds`,

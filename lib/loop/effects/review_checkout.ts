@@ -97,7 +97,11 @@ export async function settleOrphanReviewer(
           orphan.role && orphan.role !== "reviewer" ? `${orphan.role} stage` : "reviewer"
         } turn: run ${orphan.runId} (${run}) ended while no tick watched it, so nobody checked what it did or what it concluded`,
         next:
-          `relay does not run it again by itself (a replay is another paid turn, and may act twice). Look at .git/relay/runs/${orphan.runId}/, then either run it again with "relay resume --retry-uncertain", or give up on the task with relay close ${s.task} --reason "…".`,
+          `relay does not run it again by itself (a replay is another paid turn, and may act twice). Look at .git/relay/runs/${orphan.runId}/, then either run it again with "relay resume --retry-uncertain", or ${
+            orphan.role === "plan"
+              ? `drop the queued brief with relay inbox drop ${s.task}`
+              : `give up on the task with relay close ${s.task} --reason "…"`
+          }.`,
         runId: orphan.runId,
       };
     }

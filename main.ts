@@ -30,6 +30,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   note: async () => (await import("./lib/cli/note.ts")).note,
   probe: async () => (await import("./lib/cli/probe.ts")).probe,
   plan: async () => (await import("./lib/cli/plan.ts")).plan,
+  pause: async () => (await import("./lib/cli/pause.ts")).pause,
+  unpause: async () => (await import("./lib/cli/pause.ts")).unpause,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,

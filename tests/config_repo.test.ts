@@ -54,6 +54,11 @@ docs_file: docs/CHANGES.md
 skip_quality_polish: true
 plan_review: on
 plan_rounds: 3
+preview_url: https://deploy-preview-{pr}--site.netlify.app
+preview_path: /healthz
+preview_timeout: 5m
+paperwork:
+  commit_suffix: "[skip netlify]"
 `;
   assert.deepEqual(parseRepoConfig(text, FILE), {
     version: 1,
@@ -74,7 +79,28 @@ plan_rounds: 3
     skipQualityPolish: true,
     planReview: true,
     planRounds: 3,
+    preview: {
+      source: { template: "https://deploy-preview-{pr}--site.netlify.app" },
+      path: "/healthz",
+      timeoutMs: 300_000,
+    },
+    paperwork: { commitSuffix: "[skip netlify]" },
   });
+});
+
+Deno.test("a commit_suffix of more than one line, or a preview_url with a placeholder relay does not fill, is refused naming the key", () => {
+  assert.throws(
+    () => parseRepoConfig('paperwork:\n  commit_suffix: "a\\nb"\n', FILE),
+    (e: Error) => /paperwork\.commit_suffix/.test(e.message) && /one line/.test(e.message),
+  );
+  assert.throws(
+    () => parseRepoConfig("preview_url: https://x/{sha}\n", FILE),
+    (e: Error) => /preview_url/.test(e.message) && /\{pr\}, \{branch\}, \{head\}/.test(e.message),
+  );
+  assert.throws(
+    () => parseRepoConfig("preview_url: https://x\npreview: github-deployments\n", FILE),
+    (e: Error) => /set one/.test(e.message),
+  );
 });
 
 Deno.test("parseRepoConfig() fills defaults inside partly given sections", () => {

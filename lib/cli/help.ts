@@ -33,6 +33,8 @@ Commands:
   attach-verification  a person's evidence (screenshot, log) for the task's tree as it is now
   note       a person's note, shown to the next agent turn of a task
   probe      check that each role's program works as relay relies on, and record it
+  pause      stop every tick from starting anything (a running turn finishes); --reason R
+  unpause    let the ticks run again
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
@@ -222,6 +224,16 @@ tell) or FAIL with the reason, and records it in .git/relay/probes.json with the
 program it saw. With safety_mode: strict in the profile, the ticks run a role
 only with a passing probe of the program as it is now: otherwise they exit 4
 and say to re-probe. Exit 0 when no role failed, 1 otherwise.`,
+  pause: `Usage: relay pause [--reason R]
+
+Stops the loop without touching the crontab: a flag under .git/relay/ (with who
+paused it, when, and why) that makes relay poll and relay review start nothing —
+not an agent, not the rest of a killed tick's run. A turn already running
+finishes. relay status shows it. A person's commands (merge, accept, close,
+resume) still work. relay unpause lets the ticks run again.`,
+  unpause: `Usage: relay unpause
+
+Removes the flag relay pause left: the next ticks run as usual.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

@@ -185,8 +185,11 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   const reviewHold = tickHold(lastReview, reviewCurrent);
 
   const branch = currentBranch(repo.gitDir);
+  const { pausedLine, readPause } = await import("../state/pause.ts");
+  const paused = await readPause(state.pause);
   let waiting: string;
   if (hold) waiting = `HOLD: ${hold.reason}\n  next: ${hold.next}`;
+  else if (paused) waiting = `PAUSED: ${pausedLine(paused)}`;
   else if (lock.held) {
     waiting = `a tick is running (pid ${lock.info?.pid}, since ${lock.info?.started})`;
   } else if (journal) {
@@ -228,7 +231,12 @@ export async function status(args: string[], ctx: Context): Promise<number> {
   } else if (inbox.length) waiting = `${inbox.length} brief(s) queued: run "relay promote"`;
   else waiting = "idle: nothing open and nothing queued";
   const heldByTick = !hold && (waiting === pollHold || waiting === reviewHold);
-  const next = await nextTicks(repo, ctx.profile, lock.held, state.reviewLock);
+  const next = paused
+    ? {
+      poll: { effect: "paused", says: "starts nothing: the loop is paused (relay unpause)" },
+      review: { effect: "paused", says: "starts nothing: the loop is paused (relay unpause)" },
+    }
+    : await nextTicks(repo, ctx.profile, lock.held, state.reviewLock);
   const code = hold || heldByTick || blockers.some((b) => b.hold) ? 3 : problems.length ? 2 : 0;
 
   const data = {
@@ -248,6 +256,7 @@ export async function status(args: string[], ctx: Context): Promise<number> {
     },
     attempts,
     hold,
+    paused,
     lastPoll,
     lastReview,
     holdCleared: cleared,
@@ -322,6 +331,8 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
   const { readReviewJournal } = await import("../loop/review_journal.ts");
   const turn = await readReviewJournal(state.reviewJournal).catch(() => null);
   const hold = await readHold(state.hold);
+  const { pausedLine, readPause } = await import("../state/pause.ts");
+  const paused = await readPause(state.pause);
   const cleared = await readHoldCleared(repo.commonDir);
   const lastPoll = await readLastTick(repo.commonDir, "poll");
   const lastReview = await readLastTick(repo.commonDir, "review");
@@ -345,6 +356,7 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
       ...(turn.uncertain ? { uncertain: turn.uncertain } : {}),
     },
     hold: hold && { task: hold.task, reason: hold.reason, next: hold.next, at: hold.at },
+    paused,
     lastPoll: formatLastTick(lastPoll, cleared),
     lastReview: formatLastTick(lastReview, cleared),
   };
@@ -374,6 +386,7 @@ async function briefStatus(repo: RepoPaths, json: boolean): Promise<number> {
     );
     console.log(`poll     ${data.lastPoll}`);
     console.log(`review   ${data.lastReview}`);
+    if (paused) console.log(`PAUSED: ${pausedLine(paused)}`);
     if (hold) console.log(`HOLD: ${hold.reason}\n  next: ${hold.next}`);
   }
   return hold ? 3 : 0;

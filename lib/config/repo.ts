@@ -54,6 +54,8 @@ export interface RepoConfig {
   planRounds: number;
   /** The deploy preview reviewer-side turns look at (lib/loop/preview.ts). */
   preview?: PreviewConfig;
+  /** Appended to relay's paperwork commit subjects, e.g. "[skip ci]" (host build triggers). */
+  paperwork: { commitSuffix?: string };
 }
 
 export interface PreviewConfig {
@@ -87,6 +89,7 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
   skipQualityPolish: false,
   planReview: false,
   planRounds: 2,
+  paperwork: {},
 });
 
 function deepFreeze<T>(value: T): T {
@@ -194,6 +197,18 @@ const repoSchema = z.strictObject({
     .regex(/^\/[^\s]*$/, { message: "not a path starting with /" })
     .default("/"),
   preview_timeout: durationMs().default(15 * 60_000),
+  paperwork: z
+    .strictObject({
+      commit_suffix: z
+        .string()
+        .trim()
+        .min(1)
+        .max(60)
+        // deno-lint-ignore no-control-regex
+        .regex(/^[^\x00-\x1f\x7f]*$/, { message: "must be one line of text" })
+        .optional(),
+    })
+    .prefault({}),
 }).refine((c) => !(c.preview_url !== undefined && c.preview !== undefined), {
   message: "preview_url and preview are two ways to say where the preview is: set one",
   path: ["preview"],
@@ -227,6 +242,9 @@ const FIXES: Record<string, string> = {
   preview: "write github-deployments (the URL GitHub records for the head), or use preview_url",
   preview_path: 'write the path that must answer 200, starting with /, e.g. "/healthz"',
   preview_timeout: DURATION_FIX,
+  paperwork: 'write a mapping with commit_suffix, e.g. paperwork: { commit_suffix: "[skip ci]" }',
+  "paperwork.commit_suffix":
+    'write one short line relay appends to its paperwork commit subjects, e.g. "[skip ci]" or "[skip netlify]"',
   bar_env: "write a list of environment variable names (letters, digits, _), e.g. [JAVA_HOME]",
 };
 
@@ -263,6 +281,9 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
     skipQualityPolish: c.skip_quality_polish,
     planReview: c.plan_review,
     planRounds: c.plan_rounds,
+    paperwork: c.paperwork.commit_suffix === undefined
+      ? {}
+      : { commitSuffix: c.paperwork.commit_suffix },
     ...(c.docs_file === undefined ? {} : { docsFile: c.docs_file }),
     ...(c.preview_url !== undefined || c.preview !== undefined
       ? {
@@ -367,6 +388,11 @@ export function renderDefaultRepoConfig(): string {
     row("# preview: github-deployments", "or the URL GitHub records for the head"),
     row("# preview_path: /", "must answer 200 before a reviewer-side turn"),
     row("# preview_timeout: 15m", "then a HOLD"),
+    "",
+    "# Appended to relay's paperwork commit subjects, for hosts that build on every",
+    "# push to main (see README: which hosts honour which marker):",
+    "# paperwork:",
+    '#   commit_suffix: "[skip ci]"',
     "",
   ].join("\n");
 }

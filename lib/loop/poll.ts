@@ -43,6 +43,8 @@ import { executorEntry, heldEntry, Timeline } from "./timeline.ts";
 
 export type TickResult =
   | { kind: "idle"; message: string }
+  /** relay pause is on: nothing was started. */
+  | { kind: "paused"; message: string }
   | { kind: "busy"; message: string }
   | { kind: "shipped"; message: string; task: number; pr: string; head: string }
   | { kind: "blocked"; message: string; task: number }
@@ -54,6 +56,10 @@ export type PollOptions = TickOptions;
 
 export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const state = statePaths(opts.repo.commonDir);
+  // Paused: nothing starts, not even the rest of a killed tick's run.
+  const { pausedLine, readPause } = await import("../state/pause.ts");
+  const paused = await readPause(state.pause);
+  if (paused) return { kind: "paused", message: pausedLine(paused) };
   // Another poll is not waited for (a long run must not stack); a promotion, a resume or a
   // close holds this lock for a moment and is.
   await using lock = await waitLock(state.pollLock, "poll", {

@@ -51,6 +51,8 @@ import { heldEntry, plannerEntry, Timeline } from "./timeline.ts";
 
 export type ReviewResult =
   | { kind: "idle"; message: string }
+  /** relay pause is on: nothing was started. */
+  | { kind: "paused"; message: string }
   | { kind: "busy"; message: string }
   | { kind: "waiting"; message: string }
   /** A PR merged or closed outside relay, noticed now (said once, also under --quiet). */
@@ -67,6 +69,9 @@ export type ReviewOptions = TickOptions;
 
 export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> {
   const state = statePaths(opts.repo.commonDir);
+  const { pausedLine, readPause } = await import("../state/pause.ts");
+  const paused = await readPause(state.pause);
+  if (paused) return { kind: "paused", message: pausedLine(paused) };
   // A poll preparing an attempt (or a person's merge or close) holds this lock for moments:
   // wait for it. Another review holds it for a whole reviewer turn: that one is not stacked.
   await using lock = await waitLock(state.reviewLock, "review", {

@@ -16,6 +16,8 @@ export interface StatePaths {
   journal: string;
   /** A HOLD that waits for a person. */
   hold: string;
+  /** `relay pause`: no tick starts anything while it exists. */
+  pause: string;
   /** Per-run folders: logs, brief copy, report, evidence. */
   runs: string;
   /** Per-task records: attempts, results. */
@@ -36,6 +38,7 @@ export function statePaths(commonDir: string): StatePaths {
     reviewLock: join(dir, "review.lock"),
     journal: join(dir, "journal.json"),
     hold: join(dir, "hold.json"),
+    pause: join(dir, "paused.json"),
     runs: join(dir, "runs"),
     tasks: join(dir, "tasks"),
     prs: join(dir, "prs"),

@@ -92,7 +92,11 @@ export async function commitPaperworkEffect(tick: Tick, s: ExecutorState): Promi
     aside: join(tick.state.dir, "paperwork-aside"),
     log: tick.log,
   });
-  const message = `Task #${brief.task}: status — ${report.outcome} (${journal.pr ?? brief.branch})`;
+  // A host that builds on every push to main need not build for paperwork (commit_suffix).
+  const suffix = config.paperwork.commitSuffix;
+  const message = `Task #${brief.task}: status — ${report.outcome} (${journal.pr ?? brief.branch})${
+    suffix ? ` ${suffix}` : ""
+  }`;
   const sha = await commitPaperwork(primary, {
     brief: writeBrief({ ...brief, status: "DONE" }),
     report: writeReport(report),

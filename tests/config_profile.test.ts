@@ -69,8 +69,24 @@ Deno.test("parseProfile() fills the default models and per-role timeouts", () =>
     securityDefaulted: true,
     safetyMode: "efficient",
     handsfree: false,
+    notify: [],
     limits: { attempts: 10, fixRounds: 20, planRounds: 5 },
   });
+});
+
+Deno.test("parseProfile() reads notifiers as argv lists; a program with a space in it is refused naming the key", () => {
+  const roles = "roles:\n  executor: { vendor: claude }\n  reviewer: { vendor: codex }\n";
+  const p = parseProfile(
+    roles + 'notify:\n  - ["notify-send", "relay"]\n  - [/usr/local/bin/page-me]\n',
+    FILE,
+  );
+  assert.deepEqual(p.notify, [["notify-send", "relay"], ["/usr/local/bin/page-me"]]);
+  assert.throws(
+    () => parseProfile(roles + 'notify:\n  - ["curl -d @- https://x"]\n', FILE),
+    (e: Error) =>
+      /notify\[0\]/.test(e.message) && /the first item is the program/.test(e.message) &&
+      /no shell/.test(e.message),
+  );
 });
 
 Deno.test("parseProfile() reads models, timeouts, env, argv and worktree_root", () => {

@@ -67,6 +67,10 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
     return await ended(opts, about(failedTick(command, err)), previous, err, task);
   }
   const code = opts.exitCode(result);
+  if (TOLD.has(result.kind)) {
+    const { changeOfResult } = await import("../loop/notify.ts");
+    await tell(opts, changeOfResult(command, result, task));
+  }
   const record = about(lastTick(command, code, result.kind, result.message));
   if (opts.json) {
     await saveLastTick(repo.commonDir, { ...record, said: record.at });
@@ -89,7 +93,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
  * last one is said again hourly too.
  */
 async function ended(
-  opts: { command: TickCommand; repo: RepoPaths; quiet: boolean; json: boolean },
+  opts: { command: TickCommand; repo: RepoPaths; ctx: Context; quiet: boolean; json: boolean },
   record: LastTick,
   previous: LastTick | null,
   err: unknown,
@@ -99,6 +103,13 @@ async function ended(
   const { code, text } = describeError(err);
   const holdPath = statePaths(opts.repo.commonDir).hold;
   if (err instanceof HoldError && !err.recheck) {
+    // Told once: the HOLD's own time is the key, so the ticks that meet it after stay quiet.
+    const told = async () => {
+      const hold = await readHold(holdPath);
+      if (!hold) return;
+      const { changeOfHold } = await import("../loop/notify.ts");
+      await tell(opts, changeOfHold(hold));
+    };
     if (err.recorded) {
       // The record keeps what the tick met, not the reminder's wording.
       await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
@@ -107,6 +118,7 @@ async function ended(
         const reminder = await holdReminder(holdPath);
         if (reminder !== null) sayError(reminder);
       }
+      await told();
       return code;
     }
     // Said as recorded: the advice a person reads is the advice `relay status` shows.
@@ -119,12 +131,45 @@ async function ended(
     );
     await saveLastTick(opts.repo.commonDir, { ...record, said: record.at });
     sayError(hold ? describeError(new HoldError(hold.reason, hold.next)).text : text);
+    await told();
     return code;
   }
   const say = opts.json || sayAgain(opts.quiet, record, previous);
   await saveLastTick(opts.repo.commonDir, said(record, previous, say));
   if (say) sayError(text);
   return code;
+}
+
+/** The results a person hears of (lib/loop/notify.ts); the rest are not changes. */
+const TOLD = new Set(["blocked", "merged", "fix", "human"]);
+
+/**
+ * Tells the profile's notifiers of a change, once. Loads the profile only when there
+ * is something to tell; a notifier's failure (or a profile that cannot be read) is a
+ * warning, never the tick's result.
+ */
+async function tell(
+  opts: { repo: RepoPaths; ctx: Context },
+  change: import("../loop/notify.ts").Change | null,
+): Promise<void> {
+  if (!change) return;
+  const warn = (line: string) =>
+    console.error(stamped(`relay: warning: ${redact(line)}`, Deno.stderr.isTerminal()));
+  try {
+    const { loadProfile, profilePath } = await import("../config/profile.ts");
+    const profile = await loadProfile(profilePath(opts.ctx.profile));
+    if (!profile.notify.length) return;
+    const { notifyOnce } = await import("../loop/notify.ts");
+    await notifyOnce({
+      root: opts.repo.root,
+      stateDir: statePaths(opts.repo.commonDir).dir,
+      notifiers: profile.notify,
+      change,
+      warn,
+    });
+  } catch (err) {
+    warn(`notifiers not run: ${(err as Error).message.split("\n")[0]}`);
+  }
 }
 
 /** Off --quiet every result is said; under it, one that repeats the last is said hourly. */

@@ -48,6 +48,8 @@ export interface Profile {
   handsfree: boolean;
   /** Browser tools for reviewer-side claude turns: an MCP config and the tools it may use. */
   browser?: BrowserTools;
+  /** Notifiers: argv commands run with each state change as JSON on stdin (lib/loop/notify.ts). */
+  notify: string[][];
   /** Keys a command-line flag set for this one command (withFlags): their source is "flag". */
   flagged?: (keyof ProfileFlags)[];
   /** The most the repo config may ask for. */
@@ -219,6 +221,13 @@ const profileSchema = z.strictObject({
   safety_mode: z.enum(["efficient", "strict"]).default("efficient"),
   merge_policy: z.enum(["auto", "human"]).optional(),
   handsfree: z.boolean().default(false),
+  notify: z
+    .array(
+      z.array(z.string().min(1)).min(1).refine((argv) => !/\s/.test(argv[0]!), {
+        message: "the first item is the program (a name on PATH or an absolute path), alone",
+      }),
+    )
+    .default(() => []),
   browser: z
     .strictObject({
       mcp_config: z.string().refine((p) => isAbsolute(p), { message: "must be an absolute path" }),
@@ -251,6 +260,8 @@ const ROLE_FIXES: Record<string, string> = {
 };
 
 const TOP_FIXES: Record<string, string> = {
+  notify:
+    'write a list of argv lists, one per notifier, e.g. - ["notify-send", "relay"]; no shell: to pipe, put it in a script and name the script',
   worktree_root: "write an absolute path, e.g. /srv/relay-worktrees",
   test_command: TEST_COMMAND_FIX,
   safety_mode: "use efficient or strict",
@@ -300,6 +311,7 @@ export function parseProfile(text: string, file: string): Profile {
     securityDefaulted: security === undefined,
     safetyMode: p.safety_mode,
     handsfree: p.handsfree,
+    notify: p.notify,
     ...(p.browser ? { browser: { mcpConfig: p.browser.mcp_config, tools: p.browser.tools } } : {}),
     limits: {
       attempts: p.limits?.attempts ?? DEFAULT_LIMITS.attempts,
@@ -386,6 +398,13 @@ export function renderDefaultProfile(): string {
     "# which relay cannot make read-only, the reviewer's program).",
     "#   security:",
     "#     vendor: claude",
+    "",
+    "# Notifiers: each an argv (no shell), run with every state change (HOLD,",
+    "# BLOCKED, DONE awaiting acceptance, sent back, human path, merge) as JSON on",
+    "# stdin, once per change. A failing or slow one is logged, never fatal.",
+    "# notify:",
+    '#   - ["curl", "-fsS", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", "@-", "https://hooks.example/relay"]',
+    '#   - ["xargs", "-0", "notify-send", "relay"]',
     "",
     "# Browser tools for reviewer-side claude turns (review, polish, docs, security),",
     "# to check the deploy preview .relay/config.yaml names: an MCP server config",

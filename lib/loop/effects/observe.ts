@@ -69,6 +69,7 @@ const NO_PROFILE: Profile = {
   securityDefaulted: true,
   safetyMode: "efficient",
   handsfree: false,
+  notify: [],
   limits: { ...DEFAULT_LIMITS },
 };
 

@@ -98,5 +98,10 @@ Deno.test("voidCause() names rewritten tracked build output and the fix; anythin
 
   const edit = voidCause("", " M README.md\n?? notes.txt", m, pr);
   assert.equal(edit.cause, "the reviewer changed its worktree");
+  // A stage's turn is named as the stage.
+  assert.equal(
+    voidCause("", " M README.md", m, pr, "the polish stage").twice,
+    "the polish stage changed its worktree twice",
+  );
   assert.equal(edit.next, undefined);
 });

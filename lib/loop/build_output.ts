@@ -67,6 +67,8 @@ export function voidCause(
   after: string,
   matcher: BuildOutputMatcher,
   pr: { task: number; branch: string },
+  /** Who took the turn, as the reason names it: "the reviewer", "the security stage", … */
+  who = "the reviewer",
 ): { cause: string; twice: string; next?: string } {
   const lines = (s: string) => new Set(s.split("\n").filter((l) => l !== ""));
   const was = lines(before);
@@ -81,16 +83,16 @@ export function voidCause(
   ].sort();
   if (rewritten.length === 0) {
     return {
-      cause: "the reviewer changed its worktree",
-      twice: "the reviewer changed its worktree twice",
+      cause: `${who} changed its worktree`,
+      twice: `${who} changed its worktree twice`,
     };
   }
   const named = describePaths(rewritten, matcher);
   const entries = [...new Set(rewritten.map((p) => matcher.entry(p)))];
   const ignore = [...new Set(rewritten.map((p) => matcher.match(p)!))];
   return {
-    cause: `the reviewer's run rewrote tracked build output: ${named}`,
-    twice: `the reviewer's run rewrote tracked build output twice: ${named}`,
+    cause: `${who}'s run rewrote tracked build output: ${named}`,
+    twice: `${who}'s run rewrote tracked build output twice: ${named}`,
     next: `${pr.branch} tracks build output that running its checks rewrites. Remove it from ` +
       `the branch and add it to .gitignore (relay never commits these on the agent's behalf): ` +
       `queue a fix brief (Kind: fix, Fixes: ${pr.task}, Branch: ${pr.branch}) whose goal is ` +

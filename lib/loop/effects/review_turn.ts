@@ -192,7 +192,7 @@ export async function runReview(
         const why = voidCause(before.status, after.status, buildOutput, {
           task: s.task,
           branch: pr.branch,
-        });
+        }, stage ? `the ${stage} stage` : "the reviewer");
         await emit({
           kind: "review-void",
           runId,
@@ -301,7 +301,9 @@ function holdReview(
     kind: "review-held",
     reason: `${stage ? `${stage} stage` : "review"} of task ${s.task}: ${reason}`,
     next: next ??
-      `Look at .git/relay/runs/${runId}/ (the ${stage ?? "reviewer"}'s log and output). Fix roles.${
+      `Look at .git/relay/runs/${runId}/ (the ${
+        stage ? `${stage} stage` : "reviewer"
+      }'s log and output). Fix roles.${
         roleOf(stage)
       } in the operator profile or ${procedure}, then run "relay resume".`,
     runId,

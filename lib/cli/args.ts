@@ -119,26 +119,20 @@ export function profileFlags(
   values: { "merge-policy"?: string; handsfree?: boolean; "safety-mode"?: string },
 ): Flags | undefined {
   const flags: Flags = {};
-  const merge = values["merge-policy"];
-  if (merge !== undefined) {
-    if (merge !== "auto" && merge !== "human") {
-      throw new UsageError(
-        `--merge-policy "${merge}" is not a merge policy: use auto or human`,
-        command,
-      );
+  const pick = <T extends string>(flag: string, what: string, allowed: readonly T[]) => {
+    const value = values[flag as "merge-policy" | "safety-mode"];
+    if (value === undefined || (allowed as readonly string[]).includes(value)) {
+      return value as T | undefined;
     }
-    flags.mergePolicy = merge;
-  }
-  const mode = values["safety-mode"];
-  if (mode !== undefined) {
-    if (mode !== "efficient" && mode !== "strict") {
-      throw new UsageError(
-        `--safety-mode "${mode}" is not a safety mode: use efficient or strict`,
-        command,
-      );
-    }
-    flags.safetyMode = mode;
-  }
+    throw new UsageError(
+      `--${flag} "${value}" is not ${what}: use ${allowed.join(" or ")}`,
+      command,
+    );
+  };
+  const merge = pick("merge-policy", "a merge policy", ["auto", "human"] as const);
+  if (merge) flags.mergePolicy = merge;
+  const mode = pick("safety-mode", "a safety mode", ["efficient", "strict"] as const);
+  if (mode) flags.safetyMode = mode;
   if (values.handsfree) flags.handsfree = true;
   return Object.keys(flags).length ? flags : undefined;
 }

@@ -25,7 +25,7 @@ export async function pause(args: string[], ctx: Context): Promise<number> {
     return 0;
   }
   await Deno.mkdir(statePaths(repo.commonDir).dir, { recursive: true });
-  const pause = { version: 1 as const, at: new Date().toISOString(), by: whoAmI(), reason };
+  const pause = { version: 1 as const, at: new Date().toISOString(), by: await whoAmI(), reason };
   await writePause(path, pause);
   console.log(pausedLine(pause));
   return 0;
@@ -41,13 +41,7 @@ export async function unpause(args: string[], ctx: Context): Promise<number> {
   return 0;
 }
 
-function whoAmI(): string {
-  const user = Deno.env.get("USER") ?? Deno.env.get("LOGNAME") ?? "someone";
-  let host = "localhost";
-  try {
-    host = Deno.hostname();
-  } catch {
-    // hostname is optional
-  }
-  return `${user}@${host}`;
+async function whoAmI(): Promise<string> {
+  const { hostname } = await import("../state/lock.ts");
+  return `${Deno.env.get("USER") ?? Deno.env.get("LOGNAME") ?? "someone"}@${hostname()}`;
 }

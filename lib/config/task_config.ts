@@ -131,23 +131,10 @@ export function resolveTaskConfig(inputs: ConfigInputs): TaskConfig {
     : fromRepo("merge", repo.merge);
   const planReview = fromRepo("plan_review", repo.planReview);
 
-  const stages: TaskConfig["stages"] = STAGES.map((stage) => {
-    switch (stage) {
-      case "plan":
-        return planReview.value
-          ? { stage, runs: true }
-          : { stage, runs: false, why: "plan_review is off" };
-      case "polish":
-        return skipQualityPolish.value
-          ? { stage, runs: false, why: "skip_quality_polish is set" }
-          : { stage, runs: true };
-      case "docs":
-        return docsFile.value === null
-          ? { stage, runs: false, why: "no docs_file is set" }
-          : { stage, runs: true };
-      default:
-        return { stage, runs: true };
-    }
+  const stages = stagesOf({
+    planReview: planReview.value,
+    skipQualityPolish: skipQualityPolish.value,
+    docsFile: docsFile.value,
   });
 
   const profileOr = <T>(value: T, set: boolean) => sourced(value, set ? "profile" : "default");
@@ -180,6 +167,30 @@ export function resolveTaskConfig(inputs: ConfigInputs): TaskConfig {
     stages,
     warnings: [...(legacy?.warnings ?? [])],
   };
+}
+
+/** The stages a task with these settings runs, each with why it is left out when it is. */
+export function stagesOf(
+  c: { planReview: boolean; skipQualityPolish: boolean; docsFile: string | null },
+): TaskConfig["stages"] {
+  return STAGES.map((stage) => {
+    switch (stage) {
+      case "plan":
+        return c.planReview
+          ? { stage, runs: true }
+          : { stage, runs: false, why: "plan_review is off" };
+      case "polish":
+        return c.skipQualityPolish
+          ? { stage, runs: false, why: "skip_quality_polish is set" }
+          : { stage, runs: true };
+      case "docs":
+        return c.docsFile === null
+          ? { stage, runs: false, why: "no docs_file is set" }
+          : { stage, runs: true };
+      default:
+        return { stage, runs: true };
+    }
+  });
 }
 
 function who(role: FrozenRole): string {

@@ -134,7 +134,8 @@ export async function lockState(
   }
 }
 
-function hostname(): string {
+/** This machine's name, or "unknown" where Deno cannot tell. */
+export function hostname(): string {
   try {
     return Deno.hostname();
   } catch {

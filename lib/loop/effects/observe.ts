@@ -26,6 +26,7 @@ import { plannerForge } from "../../forge/planner_forge.ts";
 import type { PlannerEvent, PlannerMode, Seen } from "../../task/planner.ts";
 import { firstMerged } from "../merged.ts";
 import { applyTaskConfig } from "./freeze.ts";
+import { stagesOf } from "../../config/task_config.ts";
 import type { PlanContext, PlanSubject, Ready } from "./context.ts";
 import { POST_STAGES, type PostStage } from "../../state/reviews.ts";
 
@@ -174,15 +175,13 @@ export async function observe(
  * task that has none) the repo config's as it is now.
  */
 function postStages(r: Ready): PostStage[] {
-  const frozen = r.frozen?.config.stages;
-  if (frozen) {
-    return frozen.filter((x) => x.runs).map((x) => x.stage)
-      .filter((x): x is PostStage => (POST_STAGES as readonly string[]).includes(x));
-  }
-  return POST_STAGES.filter((stage) =>
-    !(stage === "polish" && r.config.skipQualityPolish) &&
-    !(stage === "docs" && !r.config.docsFile)
-  );
+  const stages = r.frozen?.config.stages ?? stagesOf({
+    planReview: r.config.planReview,
+    skipQualityPolish: r.config.skipQualityPolish,
+    docsFile: r.config.docsFile ?? null,
+  });
+  return stages.filter((x) => x.runs).map((x) => x.stage)
+    .filter((x): x is PostStage => (POST_STAGES as readonly string[]).includes(x));
 }
 
 /** The branch of the brief OPEN in the primary tree, if any. */

@@ -35,6 +35,7 @@ Commands:
   probe      check that each role's program works as relay relies on, and record it
   pause      stop every tick from starting anything (a running turn finishes); --reason R
   unpause    let the ticks run again
+  audit      check main's history on any clone: every change is paperwork or a reviewed, gated merge
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
@@ -234,6 +235,23 @@ resume) still work. relay unpause lets the ticks run again.`,
   unpause: `Usage: relay unpause
 
 Removes the flag relay pause left: the next ticks run as usual.`,
+  audit: `Usage: relay audit [--since REV] [--json]
+
+Fetches the remote's main and relay's git notes (refs/notes/relay: the verdicts,
+stage receipts and gate decisions the reviewer side pushes), then walks main's
+first-parent history once, from the commit that set relay up (or after REV), and
+classifies each commit: paperwork (protocol files only), a merge of a task branch
+with a PASS and a MERGE gate decision for exactly its head, a merge of a task relay
+handed to a person, or a violation: a paperwork commit that touches product files,
+a direct product commit, a merge with no verdict, a verdict for another head, a
+merge of a head the gate refused, paperwork on a task branch. Needs nothing but a
+clone: .git/relay/ is not read.
+
+Exit 0 when there is no violation, 1 when there is one.
+
+Options:
+  --since REV   audit only the commits after REV (default: after relay init's commit)
+  --json        the classification as JSON`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

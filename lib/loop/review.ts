@@ -48,6 +48,7 @@ import { recordAcceptance, weighAcceptance } from "./effects/acceptance.ts";
 import { recordHold, stopOnHold } from "./effects/hold.ts";
 import type { TickOptions } from "./log.ts";
 import { heldEntry, plannerEntry, Timeline } from "./timeline.ts";
+import { publishNotes, writeIntentNote, writeNote } from "./notes.ts";
 
 export type ReviewResult =
   | { kind: "idle"; message: string }
@@ -112,6 +113,9 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
       throw new HoldError(err.message, err.next, { task });
     }
     throw err;
+  } finally {
+    // Also after a HOLD: the verdict that led to it is part of the record.
+    await publishNotes(ctx);
   }
 }
 
@@ -140,8 +144,12 @@ export async function runMerge(
     ...(opts.task !== undefined ? { task: opts.task } : {}),
     ...(opts.accept ? { accept: opts.accept } : {}),
   };
-  const { end } = await drive(plannerMachine(ctx, mode), initialPlanner(mode, false));
-  return end.result as ReviewResult & { decision?: GateDecision };
+  try {
+    const { end } = await drive(plannerMachine(ctx, mode), initialPlanner(mode, false));
+    return end.result as ReviewResult & { decision?: GateDecision };
+  } finally {
+    await publishNotes(ctx);
+  }
 }
 
 /** The planner's side of the machine: its decisions, its handlers, what it saves. */
@@ -163,9 +171,12 @@ export function plannerMachine(
       const entry = plannerEntry(before, after, event);
       const log = timeline(ctx);
       if (entry && log) await log.add(entry);
+      // The facts that prove a merge was earned also go on the head, as git notes.
+      await writeNote(ctx, after, event);
       // A person's acceptance is on record once it took effect: merged, or sent back.
       if (after.intent && (event.kind === "merge-landed" || event.kind === "sent-back")) {
         await recordAcceptance(ctx, after);
+        await writeIntentNote(ctx, after);
         const { intent, digest } = after.intent;
         await log?.add({
           event: intent.action === "accept" ? "accepted" : "rejected",

@@ -34,6 +34,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   unpause: async () => (await import("./lib/cli/pause.ts")).unpause,
   audit: async () => (await import("./lib/cli/audit.ts")).auditCommand,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
+  schedule: async () => (await import("./lib/cli/schedule.ts")).schedule,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,
 };

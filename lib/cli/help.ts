@@ -36,6 +36,7 @@ Commands:
   pause      stop every tick from starting anything (a running turn finishes); --reason R
   unpause    let the ticks run again
   audit      check main's history on any clone: every change is paperwork or a reviewed, gated merge
+  schedule   install, uninstall or print the two ticks in the crontab (or systemd / launchd)
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
@@ -54,6 +55,30 @@ push them yourself.
 
 Options:
   --web-root   the repository root is served as a website: git-exclude CLAUDE.md and AGENTS.md`,
+  schedule: `Usage: relay schedule install|uninstall|print [--cron|--systemd|--launchd]
+                      [--crontab-file <file>] [--unit-dir <folder>]
+
+Schedules the poll and review ticks every minute, with the same command, safe
+PATH and log as the lines relay init prints. Installing again replaces what an
+earlier install wrote (unchanged: nothing is written); uninstall removes
+exactly that and nothing else.
+
+install     write the schedule (and start it, for systemd and launchd)
+uninstall   remove what install wrote for this repository
+print       show what install would write; changes nothing
+
+Options:
+  --cron                a block in your crontab (the default), between "# BEGIN relay <repo>"
+                        and "# END relay <repo>" lines; every other line is kept as it is, and
+                        each tick line sets its own PATH (no PATH= line for the whole crontab)
+  --systemd             user units relay-<name>-poll/review.service and .timer in
+                        ~/.config/systemd/user, then systemctl --user daemon-reload and
+                        enable --now of the timers
+  --launchd             agents dev.relay.<name>.poll/review.plist in ~/Library/LaunchAgents,
+                        then launchctl load (on macOS)
+  --crontab-file <file> read and write this file instead of running crontab
+  --unit-dir <folder>   write the units there; relay then runs no systemctl or launchctl
+                        and prints the commands instead`,
   inbox: `Usage: relay inbox add <file>|-  [--json]
        relay inbox list [--json]
        relay inbox drop <task>

@@ -9,6 +9,7 @@ import { readTemplate } from "./templates.ts";
 import { CONFIG_FILE, INBOX_DIR } from "../state/paths.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { gitIn, personCwd, shellLine } from "../proc/shell.ts";
+import { tickLog, tickPlan } from "./ticks.ts";
 
 function realOrSelf(path: string): string {
   try {
@@ -62,49 +63,19 @@ function commitStep(files: string[], git: string): string {
        ${git} commit -m "relay: init" && ${git} push`;
 }
 
-/**
- * The PATH and the two tick lines, checked: what was left out of PATH and
- * why, and any program cron would not find, as lines for the person.
- */
+/** init's crontab lines: a global PATH line, then one line per tick. */
 async function crontab(
   repo: RepoPaths,
   profile: string,
-  log: string,
 ): Promise<{ lines: string[]; notes: string[] }> {
-  const cron = await import("./crontab.ts");
-  const safePath = await import("./cron_path.ts");
-  const { loadProfile } = await import("../config/profile.ts");
-  const pathEnv = Deno.env.get("PATH") ?? "";
-  const safety = safePath.safetyContext();
-  const relay = await cron.relayCommand(safety, pathEnv);
-  const path = safePath.cronPath(pathEnv, [relay.dir], safety);
-  let roles = null;
-  const notes = [...relay.notes];
-  try {
-    roles = await loadProfile(profile);
-  } catch (err) {
-    notes.push(
-      `warning: the operator profile does not load, so its programs were not checked: ${
-        (err as Error)?.message ?? String(err)
-      }`,
-    );
-  }
-  if (path.dropped.length) {
-    notes.unshift(
-      `Left out of PATH: ${path.dropped.map((d) => `${d.dir} (${d.why})`).join("; ")}.`,
-    );
-  }
-  notes.push(
-    ...await safePath.programNotes(safePath.profilePrograms(roles), pathEnv, path.dirs),
-  );
-  const global = ["-C", repo.root, "--profile", profile];
+  const { cronCommand } = await import("./crontab.ts");
+  const plan = await tickPlan(repo, profile);
   return {
     lines: [
-      `PATH=${path.dirs.join(":")}`,
-      `* * * * * ${cron.cronCommand(relay, [...global, "poll", "--quiet"], log)}`,
-      `* * * * * ${cron.cronCommand(relay, [...global, "review", "--quiet"], log)}`,
+      `PATH=${plan.path.join(":")}`,
+      ...plan.ticks.map((t) => `* * * * * ${cronCommand(plan.relay, t.args, plan.log)}`),
     ],
-    notes,
+    notes: plan.notes,
   };
 }
 
@@ -151,10 +122,9 @@ export async function init(args: string[], ctx: Context): Promise<number> {
     }`,
   );
 
-  const log = join(repo.commonDir, "relay", "cron.log");
   // The crontab line appends to this log: sh cannot open it in a folder that does not exist yet.
-  await Deno.mkdir(dirname(log), { recursive: true });
-  const cron = await crontab(repo, profile, log);
+  await Deno.mkdir(dirname(tickLog(repo)), { recursive: true });
+  const cron = await crontab(repo, profile);
   // From a subfolder (or with -C, or under deno task) plain `git add` paths would miss.
   const git = gitIn(realOrSelf(repo.root), realOrSelf(personCwd()));
   console.log(`
@@ -167,8 +137,10 @@ Next:
       git,
     )
   }
-  4. Queue a brief (relay inbox add brief.md), promote it (relay promote), and install cron
-     (crontab -e) with these lines — relay needs git and its agents on PATH:
+  4. Queue a brief (relay inbox add brief.md), promote it (relay promote), and schedule the
+     two ticks: relay schedule install writes them into your crontab as a block it can
+     replace and remove (--systemd or --launchd for timers instead), or add these lines
+     yourself (crontab -e) — relay needs git and its agents on PATH:
 
 ${cron.lines.join("\n")}
 ${cron.notes.map((n) => `\n  ${n}`).join("")}${cron.notes.length ? "\n" : ""}

@@ -32,6 +32,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   plan: async () => (await import("./lib/cli/plan.ts")).plan,
   pause: async () => (await import("./lib/cli/pause.ts")).pause,
   unpause: async () => (await import("./lib/cli/pause.ts")).unpause,
+  guard: async () => (await import("./lib/cli/guard.ts")).guard,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,
   version: async () => (await import("./lib/cli/version.ts")).version,

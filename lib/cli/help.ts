@@ -35,6 +35,7 @@ Commands:
   probe      check that each role's program works as relay relies on, and record it
   pause      stop every tick from starting anything (a running turn finishes); --reason R
   unpause    let the ticks run again
+  guard      a pre-receive hook for the bare remote: main takes only relay's pushes, or a person's
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
@@ -234,6 +235,21 @@ resume) still work. relay unpause lets the ticks run again.`,
   unpause: `Usage: relay unpause
 
 Removes the flag relay pause left: the next ticks run as usual.`,
+  guard: `Usage: relay guard install --bare <path> [--person <name>]... [--main <branch>]
+       relay guard uninstall --bare <path>
+       relay guard print
+
+install    writes <path>/hooks/pre-receive (mode 755), a plain sh + git hook: the server
+           needs no relay. Updates of main are refused unless each new first-parent commit
+           is a paperwork-only commit (NEXT-STEPS.md, COWORK-STATUS.md, .relay/) or relay's
+           merge of a task branch, on a fast-forward; deleting main is always refused. A
+           person listed with --person (the pusher is $GL_USER, else $REMOTE_USER, else the
+           ssh account) may push anything else. Settings go to the bare repository's config:
+           relay.main (--main, else main in this repository's .relay/config.yaml, else main)
+           and relay.person (--person replaces the list; without it the list stays).
+           A pre-receive hook relay did not write is left alone (exit 2).
+uninstall  removes relay's hook, and nothing else.
+print      prints the hook, to install or chain by hand.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pause: async () => (await import("./lib/cli/pause.ts")).pause,
   unpause: async () => (await import("./lib/cli/pause.ts")).unpause,
   audit: async () => (await import("./lib/cli/audit.ts")).auditCommand,
+  guard: async () => (await import("./lib/cli/guard.ts")).guard,
   resume: async () => (await import("./lib/cli/resume.ts")).resume,
   schedule: async () => (await import("./lib/cli/schedule.ts")).schedule,
   demo: async () => (await import("./lib/cli/demo.ts")).demo,

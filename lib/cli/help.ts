@@ -37,6 +37,7 @@ Commands:
   unpause    let the ticks run again
   audit      check main's history on any clone: every change is paperwork or a reviewed, gated merge
   schedule   install, uninstall or print the two ticks in the crontab (or systemd / launchd)
+  guard      a pre-receive hook for the bare remote: main takes only relay's pushes, or a person's
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
 
@@ -277,6 +278,21 @@ Exit 0 when there is no violation, 1 when there is one.
 Options:
   --since REV   audit only the commits after REV (default: after relay init's commit)
   --json        the classification as JSON`,
+  guard: `Usage: relay guard install --bare <path> [--person <name>]... [--main <branch>]
+       relay guard uninstall --bare <path>
+       relay guard print
+
+install    writes <path>/hooks/pre-receive (mode 755), a plain sh + git hook: the server
+           needs no relay. Updates of main are refused unless each new first-parent commit
+           is a paperwork-only commit (NEXT-STEPS.md, COWORK-STATUS.md, .relay/) or relay's
+           merge of a task branch, on a fast-forward; deleting main is always refused. A
+           person listed with --person (the pusher is $GL_USER, else $REMOTE_USER, else the
+           ssh account) may push anything else. Settings go to the bare repository's config:
+           relay.main (--main, else main in this repository's .relay/config.yaml, else main)
+           and relay.person (--person replaces the list; without it the list stays).
+           A pre-receive hook relay did not write is left alone (exit 2).
+uninstall  removes relay's hook, and nothing else.
+print      prints the hook, to install or chain by hand.`,
   demo: `Usage: relay demo [--keep]
 
 Builds a sandbox in a temporary folder (a bare "origin", a clone, two queued

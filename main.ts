@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   abort: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
   show: async () => (await import("./lib/cli/show.ts")).show,
+  report: async () => (await import("./lib/cli/history.ts")).report,
   "attach-verification": async () =>
     (await import("./lib/cli/attach_verification.ts")).attachVerification,
   note: async () => (await import("./lib/cli/note.ts")).note,

@@ -1,6 +1,7 @@
 /**
  * README's test command on a machine with only Node/npm and git: a test that needs a missing tool is
- * ignored (the rest of its file still runs), and `.ci/run` installs nothing and reports the skips.
+ * ignored (the rest of its file still runs), and `.ci/run` installs nothing (but Chromium, as root
+ * with apt-get, for the HTML report's browser test) and reports the skips.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -66,7 +67,6 @@ const SYSTEM_TOOLS = [
   "rm",
   "dirname",
   "cat",
-  "id",
 ];
 
 /** Stand-ins that log their argv to $CI_CALLS; npx replays $CI_TEST_LOG for `task test`. */
@@ -79,10 +79,15 @@ esac
 exit 0
 `;
 
+/** `id -u` answers $CI_UID: whether .ci/run runs as root is the test's choice, not the machine's. */
+const ID = `#!/usr/bin/env bash
+echo "\${CI_UID:-1000}"
+`;
+
 async function ciRun(
   tmp: string,
   testLog: string,
-  opts: { testCode?: number; withDeno?: boolean } = {},
+  opts: { testCode?: number; withDeno?: boolean; uid?: number; withChromium?: boolean } = {},
 ) {
   const bin = join(tmp, "bin");
   await Deno.mkdir(bin, { recursive: true });
@@ -91,11 +96,19 @@ async function ciRun(
     assert.ok(path, `this machine has no ${tool}`);
     await Deno.symlink(path, join(bin, tool)).catch(() => {});
   }
-  const standins = ["npx", "npm", "apt-get", ...(opts.withDeno ? ["deno"] : [])];
+  const standins = [
+    "npx",
+    "npm",
+    "apt-get",
+    ...(opts.withDeno ? ["deno"] : []),
+    ...(opts.withChromium ? ["chromium"] : []),
+  ];
   for (const name of standins) {
     await Deno.writeTextFile(join(bin, name), STANDIN);
     await Deno.chmod(join(bin, name), 0o755);
   }
+  await Deno.writeTextFile(join(bin, "id"), ID);
+  await Deno.chmod(join(bin, "id"), 0o755);
   const calls = join(tmp, "calls");
   const log = join(tmp, "test.log");
   await Deno.writeTextFile(log, testLog);
@@ -107,6 +120,7 @@ async function ciRun(
       CI_CALLS: calls,
       CI_TEST_LOG: log,
       CI_TEST_CODE: String(opts.testCode ?? 0),
+      CI_UID: String(opts.uid ?? 1000),
     },
     clearEnv: true,
     stdin: "null",
@@ -139,7 +153,47 @@ Deno.test(".ci/run without deno or gh installs nothing, runs every step through 
     "npx -y deno@2.9.6 check main.ts scripts/ tests/",
     "npx -y deno@2.9.6 task test",
   ]);
-  assert.doesNotMatch(r.stdout, /^ci: (?!skipped:).*(install|\bgh\b)/im);
+  // Not root: Chromium is not installed, and the browser test is said to be skipped.
+  assert.match(
+    r.stdout,
+    /^ci: chromium is missing \(installing it needs root and apt-get\): the HTML report's browser test is skipped$/m,
+  );
+  assert.doesNotMatch(r.stdout, /^ci: (?!skipped:|chromium ).*(install|\bgh\b)/im);
+});
+
+Deno.test(".ci/run as root with apt-get installs a missing chromium, and an install that leaves none fails nothing", async () => {
+  await using tmp = await tempDir();
+  const r = await ciRun(tmp.path, "ok | 3 passed | 0 failed | 1 ignored (1s)\n", {
+    withDeno: true,
+    uid: 0,
+  });
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.last, "3 passed, 0 failed, 1 skipped");
+  assert.deepEqual(r.called, [
+    "deno --version",
+    "deno --version",
+    "deno fmt --check",
+    "deno lint",
+    "deno check main.ts scripts/ tests/",
+    "apt-get install -y chromium",
+    "npx -y deno@2.9.6 task test",
+  ]);
+  // The stand-in apt-get exits 0 but puts no chromium on PATH: said, and CI goes on.
+  assert.match(
+    r.stdout,
+    /^ci: chromium is missing and apt-get could not install it: the HTML report's browser test is skipped$/m,
+  );
+
+  // Chromium on PATH: nothing is installed, even as root.
+  await using tmp2 = await tempDir();
+  const found = await ciRun(tmp2.path, "ok | 3 passed | 0 failed (1s)\n", {
+    withDeno: true,
+    uid: 0,
+    withChromium: true,
+  });
+  assert.equal(found.code, 0, found.stdout);
+  assert.ok(!found.called.some((c) => c.startsWith("apt-get")), found.called.join("\n"));
+  assert.match(found.stdout, /^ci: chromium found: the HTML report's browser test runs$/m);
 });
 
 Deno.test(".ci/run keeps the plain 'N passed, N failed' line, fails on a failed test, and uses a deno 2.9.6 on PATH", async () => {

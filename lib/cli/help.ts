@@ -29,6 +29,7 @@ Commands:
   abort      another name for close
   status     what the loop is doing, and why it waits
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
+  report     every task's timeline as one self-contained HTML page: --html <file> [--task N]
   resume     clear a HOLD after a person has dealt with it
   attach-verification  a person's evidence (screenshot, log) for the task's tree as it is now
   note       a person's note, shown to the next agent turn of a task
@@ -212,6 +213,20 @@ brief-opened (null without one); "why" is the reason a fix round was sent back.
 
 Exit 0; 2 for a task with no timeline (the message lists those that have one) or a
 malformed log line (the message names the file and line).`,
+  report: `Usage: relay report --html <file> [--task <task>]
+
+Writes every task's timeline (or task <task>'s, with --task) from the event logs
+under .git/relay/tasks/ as one HTML page that loads nothing and runs no script:
+a summary table (each task's outcome, rounds, attempts, agent turns and their
+time, reviews, time on HOLD, gate decisions), a timeline chart, then each task's
+rounds with every event as relay show words it — attempts and turns with their
+durations, bar results, verdicts and findings, gate decisions, merges, HOLDs and
+resumes — plus the HOLD and pause on record. Times are UTC. The file is written
+whole (a temporary file, then a rename); relay prints its path and a one-line
+summary.
+
+Exit 0; 2 without --html, for a folder that does not exist, a task with no
+timeline, or a malformed log line (nothing is written).`,
   resume: `Usage: relay resume [--retry-uncertain]
 
 Clears a HOLD once a person has dealt with it. A held executor run whose branch

@@ -136,7 +136,7 @@ Deno.test("relay doctor with five problems planted at once: each with its fix, e
     ],
     [
       /^problem: task-1 changes relay's paperwork: COWORK-STATUS\.md$/m,
-      /git -C \S+ rm -q -r -- COWORK-STATUS\.md && .* push origin task-1$/m,
+      /^ {2}fix: git -C \S+ worktree prune && git -C \S+ worktree add \S+ task-1 && git -C \S+ rm -q -r -- COWORK-STATUS\.md && .* push origin task-1$/m,
     ],
     [
       /^problem: the worktree \S+task-1 \(task-1\) is registered but its folder is gone$/m,

@@ -355,7 +355,10 @@ export function paperworkOnBranch(s: Snapshot): Finding[] {
     const git = p.worktree
       ? `git -C ${shellWord(p.worktree)}`
       : `git -C ${shellWord(`${s.root}.doctor-${p.branch}`)}`;
+    // A branch still checked out in a worktree whose folder is gone cannot be added again.
+    const prune = !p.worktree && s.worktrees.missing.some((w) => w.branch === p.branch);
     const steps = [
+      ...(prune ? [`git -C ${shellWord(s.root)} worktree prune`] : []),
       ...(p.worktree ? [] : [
         `git -C ${shellWord(s.root)} worktree add ${shellWord(`${s.root}.doctor-${p.branch}`)} ${
           shellWord(p.branch)

@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   close: async () => (await import("./lib/cli/close.ts")).close,
   abort: async () => (await import("./lib/cli/close.ts")).close,
   status: async () => (await import("./lib/cli/status.ts")).status,
+  doctor: async () => (await import("./lib/cli/doctor.ts")).doctor,
   show: async () => (await import("./lib/cli/show.ts")).show,
   report: async () => (await import("./lib/cli/history.ts")).report,
   "attach-verification": async () =>

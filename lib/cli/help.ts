@@ -28,6 +28,7 @@ Commands:
   close      give up on a task's PR without merging it (the branch stays), promote the next brief
   abort      another name for close
   status     what the loop is doing, and why it waits
+  doctor     check the setup and the loop's state; each problem with why and the exact fix
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   report     every task's timeline as one self-contained HTML page: --html <file> [--task N]
   resume     clear a HOLD after a person has dealt with it
@@ -197,6 +198,27 @@ With <task>: where that task stands from its record — DONE awaiting acceptance
 with its receipts, open findings, a person's verifications still valid for its
 tree and what accepting does; or merged, closed, its latest verdict, its last
 round's attempts and receipts. Exit 2 for a task relay has no record of.`,
+  doctor: `Usage: relay doctor [--json] [--crontab-file F] [--unit-dir D]
+
+Reads relay's state and event logs, the locks, git and the environment a cron
+tick will have, and lists each problem with why it matters and the exact fix:
+ticks not running, a lock held too long or by a process that is gone, a brief
+OPEN with no executor run, a report nobody reviewed, a stranded PR, a PR in
+flight that blocks the open brief, paperwork on a task branch, a worktree with
+no folder or a folder with no worktree, a stale index.lock, fix rounds near the
+cap, relay's files not committed or not pushed, build output not in
+.gitignore, the profile's programs not on the schedule's PATH, an agent CLI
+not logged in, the profile readable by others, a HOLD or a pause, and on
+GitHub an unprotected main or protection relay's identity can bypass. Checks
+that cannot run say so (skipped), never pass. Nothing is changed, except that
+each new problem goes to the profile's notify: commands once.
+
+Options:
+  --json              print {healthy, problems, notices, findings: [{id, severity, what, why, fix}], skipped}
+  --crontab-file F    look for the schedule relay schedule install wrote in F, not the crontab
+  --unit-dir D        look for its systemd units or launchd agents in D
+
+Exit codes: 0 healthy (notices allowed), 1 a problem needs a person, 2 bad usage.`,
   show: `Usage: relay show <task> [--json]
 
 Prints task <task>'s timeline from its event log (.git/relay/tasks/<task>.events.jsonl):

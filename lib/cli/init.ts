@@ -11,6 +11,24 @@ import type { RepoPaths } from "../git/discover.ts";
 import { gitIn, personCwd, shellLine } from "../proc/shell.ts";
 import { tickLog, tickPlan } from "./ticks.ts";
 
+/**
+ * The files `relay init` writes into the repository, each from its template:
+ * the config, the inbox, REVIEWER.md and the procedures of the stages after
+ * review (read from main like REVIEWER.md), and the agents' instructions.
+ * `relay doctor` checks that each one present is committed and pushed.
+ */
+export const INIT_FILES: readonly string[] = [
+  CONFIG_FILE,
+  `${INBOX_DIR}/.gitkeep`,
+  "REVIEWER.md",
+  ".relay/PLAN.md",
+  ".relay/POLISH.md",
+  ".relay/DOCS.md",
+  ".relay/SECURITY.md",
+  "CLAUDE.md",
+  "AGENTS.md",
+];
+
 function realOrSelf(path: string): string {
   try {
     return Deno.realPathSync(path);
@@ -88,18 +106,14 @@ export async function init(args: string[], ctx: Context): Promise<number> {
   const { renderDefaultRepoConfig } = await import("../config/repo.ts");
   const { profilePath, renderDefaultProfile } = await import("../config/profile.ts");
 
-  const files: [string, () => Promise<string>][] = [
-    [CONFIG_FILE, () => Promise.resolve(renderDefaultRepoConfig())],
-    [`${INBOX_DIR}/.gitkeep`, () => Promise.resolve("")],
-    ["REVIEWER.md", () => readTemplate("REVIEWER.md")],
-    // The procedures of the stages after review, read from main like REVIEWER.md.
-    [".relay/PLAN.md", () => readTemplate("PLAN.md")],
-    [".relay/POLISH.md", () => readTemplate("POLISH.md")],
-    [".relay/DOCS.md", () => readTemplate("DOCS.md")],
-    [".relay/SECURITY.md", () => readTemplate("SECURITY.md")],
-    ["CLAUDE.md", () => readTemplate("CLAUDE.md")],
-    ["AGENTS.md", () => readTemplate("AGENTS.md")],
-  ];
+  const files = INIT_FILES.map((file): [string, () => Promise<string>] => [
+    file,
+    file === CONFIG_FILE
+      ? () => Promise.resolve(renderDefaultRepoConfig())
+      : file.endsWith(".gitkeep")
+      ? () => Promise.resolve("")
+      : () => readTemplate(file.replace(/^\.relay\//, "")),
+  ]);
   const written: string[] = [];
   for (const [file, text] of files) {
     const wrote = await writeIfAbsent(join(repo.root, file), await text());

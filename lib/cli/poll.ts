@@ -1,7 +1,8 @@
 /**
  * `relay poll`. The idle path — no open brief and no unfinished tick — runs
  * 1,440 times a day from cron: it reads one file, stats another, starts no
- * process, writes nothing and loads neither zod nor yaml. Everything else is
+ * process, writes only its heartbeat (one small file, for `relay doctor`) and
+ * loads neither zod nor yaml. Everything else is
  * imported lazily. Every other tick records how it ended in
  * `.git/relay/last-poll.json` (for `relay status`), also when it throws.
  */
@@ -15,7 +16,7 @@ import {
   requireRepo,
 } from "./args.ts";
 import { readStatus } from "../protocol/status_line.ts";
-import { BRIEF_FILE, statePaths } from "../state/paths.ts";
+import { beat, BRIEF_FILE, statePaths } from "../state/paths.ts";
 
 function exists(path: string): boolean {
   try {
@@ -48,6 +49,7 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   }, { min: 0, max: 0 });
   const flags = profileFlags("poll", values);
   const repo = requireRepo(ctx);
+  beat(repo.commonDir, "poll");
   const brief = readOrNull(join(repo.root, BRIEF_FILE));
   const unfinished = exists(statePaths(repo.commonDir).journal);
   if (!unfinished && (brief === null || readStatus(brief) !== "OPEN")) {

@@ -9,6 +9,7 @@ import {
   profileFlags,
   requireRepo,
 } from "./args.ts";
+import { beat } from "../state/paths.ts";
 
 export async function review(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("review", args, {
@@ -18,6 +19,7 @@ export async function review(args: string[], ctx: Context): Promise<number> {
   }, { min: 0, max: 0 });
   const flags = profileFlags("review", values);
   const repo = requireRepo(ctx);
+  beat(repo.commonDir, "review");
   const { runReviewTick } = await import("../loop/review.ts");
   const { runTick } = await import("./tick.ts");
   return await runTick({

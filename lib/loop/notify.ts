@@ -19,7 +19,9 @@ export type EventKind =
   | "acceptance"
   | "sent-back"
   | "human-path"
-  | "merged";
+  | "merged"
+  /** A problem `relay doctor` found (one slot per problem, told once while it lasts). */
+  | "doctor";
 
 /** What a notifier reads on stdin. */
 export interface RelayEvent {
@@ -43,6 +45,11 @@ export interface Change {
   task: number | null;
   reason: string;
   next: string | null;
+  /**
+   * Where the last key is kept, when not one per kind and task: doctor's problems
+   * each have their own, so several at once are each told once.
+   */
+  slot?: string;
 }
 
 const LIMIT_MS = 15_000;
@@ -124,7 +131,7 @@ export async function notifyOnce(opts: {
   if (!opts.notifiers.length) return;
   const path = join(opts.stateDir, "notified.json");
   const told = (await readJson<Record<string, string>>(path).catch(() => null)) ?? {};
-  const slot = `${change.kind}:${change.task ?? "-"}`;
+  const slot = change.slot ?? `${change.kind}:${change.task ?? "-"}`;
   if (told[slot] === change.key) return;
   const event: RelayEvent = {
     version: 1,
@@ -165,5 +172,26 @@ export async function notifyOnce(opts: {
   }
   await writeJson(path, { ...told, [slot]: change.key }).catch((err) =>
     opts.warn(`cannot record the notification: ${(err as Error).message}`)
+  );
+}
+
+/**
+ * Forgets the slots starting with `prefix` that are not in `keep`: a state that
+ * ended (a problem fixed) is told again if it comes back. Never throws.
+ */
+export async function forgetSlots(
+  stateDir: string,
+  prefix: string,
+  keep: ReadonlySet<string>,
+  warn: (line: string) => void,
+): Promise<void> {
+  const path = join(stateDir, "notified.json");
+  const told = await readJson<Record<string, string>>(path).catch(() => null);
+  if (!told) return;
+  const gone = Object.keys(told).filter((s) => s.startsWith(prefix) && !keep.has(s));
+  if (!gone.length) return;
+  for (const slot of gone) delete told[slot];
+  await writeJson(path, told).catch((err) =>
+    warn(`cannot record the notification: ${(err as Error).message}`)
   );
 }

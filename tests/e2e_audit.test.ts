@@ -25,10 +25,37 @@ interface Audited {
   warnings: string[];
 }
 
-Deno.test("audit from a fresh clone with only the remote: reviewed merges and paperwork are clean, the one planted direct commit is the one violation", async () => {
+/** A task sent back once by the reviewer, fixed on the same branch, then merged. */
+async function runTaskWithFix(scene: Scene, title: string): Promise<void> {
+  const failOnce = join(scene.dir, "failed-once");
+  await queue(scene, brief({ title }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const sent = await scene.relay(["review"], { env: { FAKE_FAIL_ONCE: failOnce } });
+  assert.match(sent.stdout, /sent back|fix/i, all(sent));
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const merged = await scene.relay(["review"], { env: { FAKE_FAIL_ONCE: failOnce } });
+  assert.match(merged.stdout, /merged/, all(merged));
+}
+
+/** Under merge_policy human: DONE awaiting acceptance, then a person accepts by digest. */
+async function runTaskAccepted(scene: Scene, title: string, task: number): Promise<void> {
+  await queue(scene, brief({ title }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll", "--merge-policy", "human"])).code, 0);
+  const waiting = await scene.relay(["review"]);
+  assert.equal(waiting.code, 3, all(waiting));
+  const intent = await scene.relay(["accept", String(task), "--intent-only"]);
+  const digest = /--expect (\S+)/.exec(intent.stdout)?.[1];
+  assert.ok(digest, all(intent));
+  const accepted = await scene.relay(["accept", String(task), "--expect", digest]);
+  assert.equal(accepted.code, 0, all(accepted));
+}
+
+Deno.test("audit from a fresh clone with only the remote: reviewed merges (one after a fix round, one a person accepted) and paperwork are clean, the one planted direct commit is the one violation", async () => {
   await using scene = await makeScene();
-  await runTask(scene, "Greet");
-  await runTask(scene, "Wave");
+  await runTaskWithFix(scene, "Greet");
+  await runTaskAccepted(scene, "Wave", 3);
   // The notes went to the remote with the merges.
   const notes = await scene.git(scene.dir, [
     "--git-dir",
@@ -68,7 +95,7 @@ Deno.test("audit from a fresh clone with only the remote: reviewed merges and pa
     [[planted, "direct-product-commit"]],
   );
   const merges = audited.commits.filter((c) => c.class === "task-merge");
-  assert.deepEqual(merges.map((c) => c.task), [1, 2]);
+  assert.deepEqual(merges.map((c) => c.task), [1, 3]);
   const classes = new Set(audited.commits.map((c) => c.class));
   assert.deepEqual([...classes].sort(), ["paperwork", "task-merge", "violation"]);
 

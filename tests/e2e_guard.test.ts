@@ -148,6 +148,17 @@ Deno.test("an agent that writes a PASS into its task's record under .git/relay g
   assert.deepEqual(await originRefs(scene), before);
 });
 
+Deno.test("an agent that writes relay's git note (a forged PASS for its head) gets a HOLD naming the notes ref; nothing is pushed", async () => {
+  await using scene = await makeScene({ agent: "forges-note.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /relay: HOLD: .*steer git or relay: \.git\/refs\/notes\/relay/);
+  assert.deepEqual(await originRefs(scene), before);
+});
+
 Deno.test("an agent that rewrites a queued brief in the inbox gets a HOLD naming it", async () => {
   await using scene = await makeScene({ agent: "edits-inbox.sh" });
   const file = await queue(scene, brief({ title: "Next" }));

@@ -78,3 +78,14 @@ Deno.test("a head relay routed to a person and a person merged is the person's m
   assert.equal(e!.class, "person-merge");
   assert.equal(e!.task, 3);
 });
+
+Deno.test("relay's settings changed on main are a person's change, shown as settings, not as paperwork", () => {
+  assert.deepEqual(
+    kinds([
+      commit("tighten the gate", [".relay/config.yaml"]),
+      commit("queue and settings", [".relay/inbox/0002-x.md", ".relay/SECURITY.md"]),
+      commit("settings and code", [".relay/config.yaml", "src/x.ts"]),
+    ], []),
+    ["settings", "settings", "paperwork-with-product"],
+  );
+});

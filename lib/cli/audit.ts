@@ -92,7 +92,9 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     for (const e of entries) console.log(line(e));
     const count = (c: AuditEntry["class"]) => entries.filter((e) => e.class === c).length;
     console.log(
-      `\n${count("paperwork")} paperwork, ${count("task-merge")} reviewed merges, ${
+      `\n${count("paperwork")} paperwork, ${count("settings")} settings, ${
+        count("task-merge")
+      } reviewed merges, ${
         count("person-merge")
       } merges handed to a person, ${violations.length} violation${
         violations.length === 1 ? "" : "s"
@@ -110,6 +112,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
 
 const LABEL: Record<AuditEntry["class"], string> = {
   paperwork: "paperwork",
+  settings: "settings",
   "task-merge": "merge",
   "person-merge": "person",
   empty: "empty",
@@ -121,6 +124,8 @@ function line(e: AuditEntry): string {
     ? `${e.violation.detail} — "${e.subject}" by ${e.author}`
     : e.class === "task-merge"
     ? `${e.subject} (PASS and gate MERGE for ${e.head!.slice(0, 12)})`
+    : e.class === "settings"
+    ? `${e.subject} (relay's settings under .relay/, changed by ${e.author})`
     : e.class === "person-merge"
     ? `${e.subject} (relay handed task ${e.task ?? "?"} to a person)`
     : e.subject;

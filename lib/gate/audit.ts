@@ -1,13 +1,15 @@
 /**
  * The audit of main's history (`relay audit`), pure: each first-parent commit
- * since relay was set up is paperwork (protocol files only), a merge of a task
+ * since relay was set up is paperwork (the files relay commits: the brief, the
+ * report, the inbox), a person's change of relay's settings (the rest of
+ * `.relay/`), a merge of a task
  * branch that relay's notes show earned (a PASS and a MERGE gate decision for
  * exactly the merged head), a merge a person made where relay routed the task
  * to a person, or a violation of the split between the executor (commits,
  * never merges) and the planner (merges, never commits product code).
  */
 import type { NoteRecord } from "../git/notes.ts";
-import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
+import { BRIEF_FILE, INBOX_DIR, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
 
 export interface AuditCommit {
   sha: string;
@@ -18,7 +20,13 @@ export interface AuditCommit {
   files: string[];
 }
 
-export type AuditClass = "paperwork" | "task-merge" | "person-merge" | "empty" | "violation";
+export type AuditClass =
+  | "paperwork"
+  | "settings"
+  | "task-merge"
+  | "person-merge"
+  | "empty"
+  | "violation";
 
 export type ViolationKind =
   | "paperwork-with-product"
@@ -42,8 +50,17 @@ export interface AuditEntry {
   violation?: { kind: ViolationKind; detail: string };
 }
 
+/** The protocol files: never on a task branch. */
 export function isPaperwork(path: string): boolean {
   return path === BRIEF_FILE || path === REPORT_FILE || path.startsWith(`${RELAY_DIR}/`);
+}
+
+/**
+ * What relay itself commits to main: the brief, the report and the inbox. The rest of
+ * `.relay/` (config.yaml, the stages' procedures) is relay's settings, a person's to change.
+ */
+export function isRelayPaperwork(path: string): boolean {
+  return path === BRIEF_FILE || path === REPORT_FILE || path.startsWith(`${INBOX_DIR}/`);
 }
 
 /** The task a merge commit names: relay's own subject, else a `task-<n>` branch in it. */
@@ -97,7 +114,10 @@ function classify(
   if (c.parents.length <= 1) {
     if (c.files.length === 0) return { ...base, class: "empty" };
     const product = c.files.filter((f) => !isPaperwork(f));
-    if (product.length === 0) return { ...base, class: "paperwork" };
+    if (product.length === 0) {
+      // relay's settings changed on main: a person's act, shown as such, not a violation.
+      return { ...base, class: c.files.every(isRelayPaperwork) ? "paperwork" : "settings" };
+    }
     if (product.length < c.files.length) {
       return bad(
         "paperwork-with-product",

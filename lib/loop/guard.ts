@@ -161,6 +161,10 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     await addTree(out, label, join(gitDir, "commondir"));
   }
   await addTree(out, label, join(common, "hooks"));
+  // relay's git notes (refs/notes/relay): the record `relay audit` trusts is written by the
+  // planner side only, never during an agent's turn.
+  // (Its loose ref: a packed one an agent writes becomes loose again.)
+  await addTree(out, label, join(common, "refs", "notes", "relay"));
   await addTree(out, label, join(common, "info"), INFO_SKIP);
   const relay = join(common, "relay");
   for (const dir of RELAY_RECORDS) await addTree(out, label, join(relay, dir), TIMELINE_SKIP);

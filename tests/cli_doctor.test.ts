@@ -340,6 +340,18 @@ const lock = (over: Partial<Snapshot["locks"][number]>): Snapshot["locks"][numbe
   turnLimitMs: 60 * 60_000,
   ...over,
 });
+/** The review tick's lock, held by a live pid for `heldMs` (turn limit: an hour). */
+const reviewLock = (s: Snapshot, heldMs: number) =>
+  lock({
+    tick: "review",
+    path: "/r/.git/relay/review.lock",
+    info: {
+      pid: 42,
+      host: "h",
+      started: new Date(s.now - heldMs).toISOString(),
+      command: "review",
+    },
+  });
 const openBrief = (s: Snapshot): Snapshot["brief"] => ({
   task: 2,
   owner: 2,
@@ -371,6 +383,42 @@ const CASES: [string, (s: Snapshot) => void, string | null, RegExp][] = [
     (s) => s.ticks.review = new Date(OLD(s)).toISOString(),
     "problem",
     /crontab -l/,
+  ],
+  [
+    "review tick stale during a long turn (systemd and launchd start no tick while one runs)",
+    (s) => {
+      s.ticks.review = new Date(s.now - 20 * 60_000).toISOString();
+      s.locks = [reviewLock(s, 20 * 60_000)];
+    },
+    null,
+    /./,
+  ],
+  [
+    "poll tick stale while the review tick runs a long turn",
+    (s) => {
+      s.ticks.poll = new Date(OLD(s)).toISOString();
+      s.locks = [reviewLock(s, 20 * 60_000)];
+    },
+    "problem",
+    /crontab -l/,
+  ],
+  [
+    "review tick stale, its lock held past the turn limit: said by the lock check",
+    (s) => {
+      s.ticks.review = new Date(s.now - 3 * 60 * 60_000).toISOString();
+      s.locks = [reviewLock(s, 3 * 60 * 60_000)];
+    },
+    "problem",
+    /kill 42/,
+  ],
+  [
+    "review tick stale, its lock held with a dead pid on record: said by the lock check",
+    (s) => {
+      s.ticks.review = new Date(OLD(s)).toISOString();
+      s.locks = [{ ...reviewLock(s, 20 * 60_000), holderAlive: false }];
+    },
+    "problem",
+    /fuser -v/,
   ],
   ["a HOLD", (s) => s.hold = { task: 1, reason: "r", next: "do x", at: "t" }, "problem", /^do x$/],
   [

@@ -143,6 +143,81 @@ Deno.test("a crontab block's line, run by sh with nothing but the environment it
   assert.equal(git.code, 0, path);
 });
 
+Deno.test("schedule install --cron warns of relay init's tick lines pasted by hand for this repository (by line number, to remove with crontab -e) and leaves them as they are", async () => {
+  await using scene = await makeScene();
+  // A root with a space and a %: init quotes it for sh and writes the % as \% for cron.
+  const other = await secondRepo(scene);
+  const init = await scene.relay(["-C", other, "init"]);
+  assert.equal(init.code, 0, all(init));
+  const printed = init.stdout.split("\n").filter((l) => /^(PATH=|\* \* \* \* \* )/.test(l));
+  assert.equal(printed.length, 3, init.stdout);
+  assert.ok(printed[1]!.includes(`-C '${other.replace("%", "\\%")}' `), printed[1]);
+  // Not this repository's: another root that starts the same, and a commented-out paste.
+  const lookalike = printed[2]!.replaceAll(`${other.replace("%", "\\%")}'`, `${other} old'`);
+  assert.notEqual(lookalike, printed[2]);
+  const pasted = `${PERSONAL}${printed[0]}\n${printed[1]}\n${printed[2]}\n# ${
+    printed[1]
+  }\n${lookalike}\n`;
+  const file = join(scene.dir, "crontab");
+  await Deno.writeTextFile(file, pasted);
+  const lineOf = (l: string) => pasted.split("\n").indexOf(l) + 1;
+  const [poll, review] = [lineOf(printed[1]!), lineOf(printed[2]!)];
+  assert.deepEqual([poll, review], [7, 8]);
+
+  const res = await scene.relay(["-C", other, "schedule", "install", "--crontab-file", file]);
+  assert.equal(res.code, 0, all(res));
+  const warning = new RegExp(
+    `warning: ${file} already runs relay for .*my app 50%.* outside relay's block, on lines ${poll}, ${review} .*Remove those lines \\(edit ${file}\\)`,
+  );
+  assert.match(res.stdout, warning);
+  assert.ok(res.stdout.includes(`    ${poll}: ${printed[1]}\n    ${review}: ${printed[2]}\n`));
+  assert.ok(!res.stdout.includes(lookalike), res.stdout);
+  // Nothing of the person's changed: the block is added after it, lines and all.
+  const installed = await Deno.readTextFile(file);
+  assert.equal(installed, `${pasted}${block(installed, other).join("\n")}\n`);
+
+  // Installed again: unchanged, and said again while the pasted lines are there.
+  const again = await scene.relay(["-C", other, "schedule", "install", "--crontab-file", file]);
+  assert.match(again.stdout, /^unchanged: /m, all(again));
+  assert.match(again.stdout, warning);
+  assert.equal(await Deno.readTextFile(file), installed);
+
+  // Without --crontab-file the fix is crontab -e (a fake crontab(1) holding the same text).
+  const bin = join(scene.dir, "bin");
+  const store = join(scene.dir, "stored-crontab");
+  await Deno.mkdir(bin);
+  await Deno.writeTextFile(
+    join(bin, "crontab"),
+    `#!/bin/sh\n[ "$1" = -l ] && exec cat '${store}'\n[ "$1" = - ] && exec cat > '${store}'\nexit 2\n`,
+  );
+  await Deno.chmod(join(bin, "crontab"), 0o755);
+  await Deno.writeTextFile(store, pasted);
+  const git = (await findProgram("git", scene.env.PATH!))!;
+  const deno = (await findProgram("deno", scene.env.PATH!)) ?? Deno.execPath();
+  const viaCrontab = await scene.relay(["-C", other, "schedule", "install"], {
+    env: { PATH: [bin, dirname(git), dirname(deno)].join(":") },
+  });
+  assert.equal(viaCrontab.code, 0, all(viaCrontab));
+  assert.match(
+    viaCrontab.stdout,
+    new RegExp(
+      `warning: the crontab already runs relay .* on lines ${poll}, ${review} .*\\(crontab -e\\)`,
+    ),
+  );
+
+  // One pasted line left: said in the singular. The first repository has none: nothing said.
+  await Deno.writeTextFile(file, `${PERSONAL}${printed[2]}\n`);
+  const one = await scene.relay(["-C", other, "schedule", "install", "--crontab-file", file]);
+  assert.match(one.stdout, /on line 6 .*Remove that line/, all(one));
+  const mine = await scene.relay(["schedule", "install", "--crontab-file", file]);
+  assert.equal(mine.code, 0, all(mine));
+  assert.doesNotMatch(mine.stdout, /outside relay's block/);
+  // Uninstall says nothing of them and leaves them.
+  const off = await scene.relay(["-C", other, "schedule", "uninstall", "--crontab-file", file]);
+  assert.doesNotMatch(off.stdout, /outside relay's block/);
+  assert.ok((await Deno.readTextFile(file)).includes(`${PERSONAL}${printed[2]}\n`));
+});
+
 Deno.test("schedule install uses a crontab program when there is one (no crontab yet is an empty one), and without one says what to use instead", async () => {
   await using scene = await makeScene();
   const work = await Deno.realPath(scene.work);
@@ -241,6 +316,8 @@ Deno.test("schedule --systemd writes four marked units into --unit-dir, reads ba
   assert.match(timer, /^OnCalendar=minutely$/m);
   assert.match(timer, /^WantedBy=timers\.target$/m);
   assert.ok(res.stdout.includes("systemctl --user enable --now"), res.stdout);
+  // User timers stop at logout unless the user lingers: install says how to turn it on.
+  assert.match(res.stdout, /stop when you log out .*: loginctl enable-linger \$USER/);
 
   const read = await installedSchedulePath(other, { kind: "systemd", unitDir: dir });
   assert.equal(read?.where, join(dir, `relay-${slug}-poll.service`));
@@ -332,6 +409,7 @@ Deno.test("schedule --launchd writes two marked plists into --unit-dir, reads ba
   const dir = join(scene.dir, "LaunchAgents");
   const res = await scene.relay(["schedule", "install", "--launchd", "--unit-dir", dir]);
   assert.equal(res.code, 0, all(res));
+  assert.doesNotMatch(res.stdout, /enable-linger/);
   const names = await listDir(dir);
   assert.equal(names.length, 2, names.join(" "));
   assert.match(names[0]!, /^dev\.relay\.work-[0-9a-f]{8}\.poll\.plist$/);

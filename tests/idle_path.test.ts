@@ -3,11 +3,12 @@
  * brief is open it must start no process and load neither zod nor yaml (nor
  * any config module). Proven twice: statically, by walking the import graph
  * that loads before any `await import(...)`, and at runtime, by running the
- * idle tick without the right to start a process.
+ * idle tick without the right to start a process, and with the right to write
+ * its heartbeat only.
  */
 import assert from "node:assert/strict";
 import { dirname, join, resolve } from "node:path";
-import { brief, makeScene, ROOT, type Scene } from "./helpers/scene.ts";
+import { brief, exists, makeScene, ROOT, type Scene, stateDir } from "./helpers/scene.ts";
 
 /**
  * The specifiers of a module's static `import … from "…"`, `export … from "…"`
@@ -102,21 +103,27 @@ Deno.test("lib/cli/poll.ts statically imports no zod, yaml, npm: module or lib/c
   assertLean(closure);
 });
 
-/** `relay poll` with the relay permission set minus run: starting any process would fail. */
-async function pollWithoutRun(scene: Scene, args: string[] = []) {
+/**
+ * `relay poll` with the relay permission set minus run: starting any process
+ * would fail. `write` (default: only the poll's heartbeat, the one file the
+ * idle tick writes) limits --allow-write, so any other write fails too.
+ */
+async function pollWithoutRun(
+  scene: Scene,
+  write: string | "any" = join(stateDir(scene), "heartbeat-poll"),
+) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--quiet",
       `--config=${join(ROOT, "deno.json")}`,
       "--allow-read",
-      "--allow-write",
+      write === "any" ? "--allow-write" : `--allow-write=${write}`,
       "--allow-env",
       "--allow-sys=hostname,uid",
       "--deny-run",
       join(ROOT, "main.ts"),
       "poll",
-      ...args,
     ],
     cwd: scene.work,
     env: scene.env,
@@ -129,21 +136,45 @@ async function pollWithoutRun(scene: Scene, args: string[] = []) {
   return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
 }
 
-Deno.test("idle relay poll starts no process: exit 0 with --deny-run, with no NEXT-STEPS.md and with Status: DONE", async () => {
+/** The poll's heartbeat: written within the last minute. */
+async function assertBeat(scene: Scene): Promise<void> {
+  const at = (await Deno.readTextFile(join(stateDir(scene), "heartbeat-poll"))).trim();
+  assert.ok(Date.now() - Date.parse(at) < 60_000, `heartbeat-poll: ${at}`);
+}
+
+Deno.test("idle relay poll starts no process and writes only its heartbeat: exit 0 with --deny-run and --allow-write=<heartbeat>, with no NEXT-STEPS.md and with Status: DONE", async () => {
   await using scene = await makeScene();
+  // The folder is relay's state folder, made by whichever tick runs first; the permission
+  // covers the heartbeat file alone.
+  await Deno.mkdir(stateDir(scene), { recursive: true });
   const before = await scene.snapshot();
 
   const absent = await pollWithoutRun(scene);
   assert.equal(absent.code, 0, absent.stderr);
   assert.equal(absent.stderr, "");
   assert.equal(await scene.snapshot(), before);
+  await assertBeat(scene);
 
   await scene.write("NEXT-STEPS.md", brief({ task: 1, status: "DONE" }));
+  await Deno.remove(join(stateDir(scene), "heartbeat-poll"));
   const doneBefore = await scene.snapshot();
   const done = await pollWithoutRun(scene);
   assert.equal(done.code, 0, done.stderr);
   assert.equal(done.stderr, "");
   assert.equal(await scene.snapshot(), doneBefore);
+  await assertBeat(scene);
+});
+
+Deno.test("the idle poll's write allowance bites: a poll that records more than its heartbeat is refused that write", async () => {
+  // The control for the write limit above: a Status relay does not know is a tick that
+  // records its result (.git/relay/last-poll.json), which the allowance does not cover.
+  await using scene = await makeScene();
+  await Deno.mkdir(stateDir(scene), { recursive: true });
+  await scene.write("NEXT-STEPS.md", "Status: OPNE\n");
+  const res = await pollWithoutRun(scene);
+  assert.equal(res.code, 2, res.stdout + res.stderr);
+  assert.match(res.stderr, /cannot record the last poll in .*: Requires write access/);
+  assert.ok(!(await exists(join(stateDir(scene), "last-poll.json"))), res.stderr);
 });
 
 Deno.test("relay poll with an open brief does need to start processes: --deny-run makes it fail", async () => {
@@ -153,7 +184,7 @@ Deno.test("relay poll with an open brief does need to start processes: --deny-ru
     "NEXT-STEPS.md",
     brief({ task: 1, status: "OPEN", extraHeader: "Branch: task-1\nKind: feature" }),
   );
-  const res = await pollWithoutRun(scene);
+  const res = await pollWithoutRun(scene, "any");
   assert.equal(res.code, 1, res.stdout + res.stderr);
   assert.match(res.stderr, /Requires run access to "git"/);
 });

@@ -154,10 +154,35 @@ export function blockers(s: Snapshot): Finding[] {
   });
 }
 
+/**
+ * What a tick's lock says: "free"; "running", held by a live process within its
+ * turn limit; or a problem the lock check reports: "dead-holder" (the pid on
+ * record is gone, another process holds it) or "overdue" (past its turn limit).
+ */
+export function lockStatus(
+  l: LockView,
+  now: number,
+): "free" | "running" | "dead-holder" | "overdue" {
+  if (!l.held) return "free";
+  // Held with no record yet: the kernel lock goes with a live holder that is still writing it.
+  if (!l.info) return "running";
+  if (l.holderAlive === false) return "dead-holder";
+  const deadline = l.turnDeadline !== null
+    ? Date.parse(l.turnDeadline) + 5 * 60_000
+    : l.turnLimitMs !== null
+    ? Date.parse(l.info.started) + l.turnLimitMs + TICK_GRACE_MS
+    : NaN;
+  return Number.isFinite(deadline) && now > deadline ? "overdue" : "running";
+}
+
 export function ticksRunning(s: Snapshot): Finding[] {
   if (!s.setUp) return [];
   const stale: string[] = [];
   for (const tick of ["poll", "review"] as const) {
+    // systemd and launchd do not start a unit that is still running: during a long turn no
+    // tick starts and no heartbeat is written. A held lock is the tick's sign of life; one
+    // held past its limit or by a dead pid's record is the lock check's, with its own fix.
+    if (s.locks.some((l) => l.tick === tick && lockStatus(l, s.now) !== "free")) continue;
     const at = s.ticks[tick];
     if (at === null) stale.push(`relay ${tick} has never run here`);
     else if (s.now - Date.parse(at) > STALE_MS) {
@@ -213,9 +238,9 @@ export function paused(s: Snapshot): Finding[] {
 export function locks(s: Snapshot): Finding[] {
   const out: Finding[] = [];
   for (const l of s.locks) {
-    if (!l.held || !l.info) continue;
-    const started = Date.parse(l.info.started);
-    if (l.holderAlive === false) {
+    const status = lockStatus(l, s.now);
+    if (!l.info || status === "free" || status === "running") continue;
+    if (status === "dead-holder") {
       out.push(problem({
         id: "lock-dead-holder",
         key: `lock:${l.path}:${l.info.started}`,
@@ -228,23 +253,16 @@ export function locks(s: Snapshot): Finding[] {
       }));
       continue;
     }
-    const deadline = l.turnDeadline !== null
-      ? Date.parse(l.turnDeadline) + 5 * 60_000
-      : l.turnLimitMs !== null
-      ? started + l.turnLimitMs + TICK_GRACE_MS
-      : NaN;
-    if (Number.isFinite(deadline) && s.now > deadline) {
-      out.push(problem({
-        id: "lock-overdue",
-        key: `lock:${l.path}:${l.info.started}`,
-        what:
-          `the ${l.tick} tick has held ${l.path} since ${l.info.started} (pid ${l.info.pid} on ${l.info.host}), past its turn limit`,
-        why:
-          `a tick past its turn limit should have been stopped by its own timeout; while it holds the lock every ${l.tick} says "busy".`,
-        fix:
-          `look at what pid ${l.info.pid} runs (ps -o pid,etime,args -g ${l.info.pid}); if it is stuck, stop it with kill ${l.info.pid}: the next tick finishes or abandons the run from its journal`,
-      }));
-    }
+    out.push(problem({
+      id: "lock-overdue",
+      key: `lock:${l.path}:${l.info.started}`,
+      what:
+        `the ${l.tick} tick has held ${l.path} since ${l.info.started} (pid ${l.info.pid} on ${l.info.host}), past its turn limit`,
+      why:
+        `a tick past its turn limit should have been stopped by its own timeout; while it holds the lock every ${l.tick} says "busy".`,
+      fix:
+        `look at what pid ${l.info.pid} runs (ps -o pid,etime,args -g ${l.info.pid}); if it is stuck, stop it with kill ${l.info.pid}: the next tick finishes or abandons the run from its journal`,
+    }));
   }
   return out;
 }

@@ -76,7 +76,8 @@ Options:
                         each tick line sets its own PATH (no PATH= line for the whole crontab)
   --systemd             user units relay-<name>-poll/review.service and .timer in
                         ~/.config/systemd/user, then systemctl --user daemon-reload and
-                        enable --now of the timers
+                        enable --now of the timers (they stop at logout unless lingering is
+                        on: loginctl enable-linger $USER)
   --launchd             agents dev.relay.<name>.poll/review.plist in ~/Library/LaunchAgents,
                         then launchctl load (on macOS)
   --crontab-file <file> read and write this file instead of running crontab

@@ -23,6 +23,7 @@ import {
   cronEnd,
   defaultUnitDir,
   findCronBlock,
+  handTickLines,
   hasMarker,
   markerLine,
   readCrontab,
@@ -177,6 +178,24 @@ async function cron(
   }
   const lines = splitLines(current);
   const found = findCronBlock(lines, root, opts.crontabFile ?? "crontab");
+  const hand = opts.action === "install" ? handTickLines(lines, root, found) : [];
+  if (hand.length) {
+    // Left as they are: relay edits only its own block. Said whatever the install does.
+    const numbers = hand.map((h) => h.line);
+    plan!.notes.push(
+      `warning: ${where} already runs relay for ${root} outside relay's block, on line${
+        numbers.length > 1 ? "s" : ""
+      } ${
+        numbers.join(", ")
+      } (pasted from relay init?): with the block too, each tick starts twice a minute. Remove ${
+        numbers.length > 1 ? "those lines" : "that line"
+      } (${
+        opts.crontabFile === undefined ? "crontab -e" : `edit ${opts.crontabFile}`
+      }); relay does not edit lines it did not write:\n${
+        hand.map((h) => `    ${h.line}: ${h.text}`).join("\n")
+      }`,
+    );
+  }
   let next: string;
   if (opts.action === "uninstall") {
     if (!found) {
@@ -468,6 +487,12 @@ async function units(
   const ok = changed.length === 0 && kind === "launchd"
     ? true
     : await activate(kind, opts, dir, activation(kind, dir, slug).start, "to start the ticks");
+  if (kind === "systemd") {
+    // systemd stops a user's manager, timers and all, at their last logout unless they linger.
+    console.log(
+      "User timers stop when you log out unless lingering is on for your user: loginctl enable-linger $USER (loginctl show-user $USER -p Linger says whether it is)",
+    );
+  }
   console.log(`Remove them with: ${removeBy}`);
   return ok ? 0 : 1;
 }

@@ -10,6 +10,7 @@ import { basename, join } from "node:path";
 import { InputError } from "../errors.ts";
 import { sha256 } from "../proc/hash.ts";
 import { run } from "../proc/run.ts";
+import { shellWord } from "../proc/shell.ts";
 import { findProgram } from "../agents/which.ts";
 
 export type ScheduleKind = "cron" | "systemd" | "launchd";
@@ -109,6 +110,35 @@ export function findCronBlock(
     i = stop;
   }
   return found;
+}
+
+/**
+ * Lines outside relay's block that run a tick for the repository at `root`:
+ * `relay init`'s lines a person pasted by hand (crontab -e). With the block too,
+ * every tick would start twice a minute. Each as its line number (from 1) and
+ * its text; relay never edits them.
+ */
+export function handTickLines(
+  lines: string[],
+  root: string,
+  block: { start: number; end: number } | null,
+): { line: number; text: string }[] {
+  // As init prints it: the root as one shell word (quoted when it must be), each % as \%.
+  const words = [...new Set([shellWord(root), `"${root}"`])].map((w) =>
+    w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  );
+  const names = new RegExp(`(^|\\s)-C\\s+(${words.join("|")})(\\s|$)`);
+  const out: { line: number; text: string }[] = [];
+  lines.forEach((raw, i) => {
+    if (block && i >= block.start && i <= block.end) return;
+    const text = raw.replace(/\r?\n$/, "");
+    if (/^\s*#/.test(text)) return;
+    const command = text.replaceAll("\\%", "%");
+    if (names.test(command) && /\s(poll|review)(\s|$)/.test(command)) {
+      out.push({ line: i + 1, text });
+    }
+  });
+  return out;
 }
 
 export interface CrontabSource {

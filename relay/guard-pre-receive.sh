@@ -4,7 +4,8 @@
 # Plain POSIX sh and git: the server needs no relay.
 #
 # What this pre-receive hook lets onto main, the branch "git config relay.main" names in this
-# repository (main when unset). Every other ref passes untouched.
+# repository (main when unset), and onto refs/notes/relay, relay's record of its verdicts and gate
+# decisions ("relay audit" reads it). Every other ref passes untouched.
 #
 #   - A listed person may push anything but a deletion: the pusher is $GL_USER (gitolite), else
 #     $REMOTE_USER (smart http), else the account the push runs as (id -un, for ssh), and the
@@ -14,15 +15,20 @@
 #     after that only a listed person creates it.
 #   - Otherwise the update must be a fast-forward, and each commit on the new first-parent
 #     line, oldest first, starting from the current main, must be one of:
-#       a. paperwork only: one parent, and every path it changes is relay's paperwork
-#          (@PAPERWORK_LIST@);
+#       a. paperwork only: one parent, and every path it changes is paperwork relay itself
+#          commits (@RELAY_PAPERWORK_LIST@); the rest of .relay/ is relay's settings
+#          (config.yaml, stage procedures), which only a listed person changes;
 #       b. relay's merge of a task branch: two parents, subject "Merge task-<n>: ... (task <m>,
 #          reviewed by relay)", the second parent is where this repository's task-<n> branch
 #          is (or is being pushed to in this same push), the branch changes no paperwork since
 #          it forked (merge-base to tip, as relay's merge gate reads it), and the merge itself
 #          changes no paperwork.
 #     Anything else (a product commit straight on main, a paperwork commit that also changes
-#     other files, another kind of merge, an octopus) refuses the whole push, naming the commit.
+#     other files or relay's settings, another kind of merge, an octopus) refuses the whole push,
+#     naming the commit.
+#   - refs/notes/relay: creating it and fast-forwarding it pass (relay merges the remote's notes
+#     into its own before it pushes, never forcing); deleting or rewriting it is refused, so the
+#     audit trail cannot be erased, unless a listed person pushes.
 #
 # The hook does not redo the merge: a merge with relay's subject whose tree differs from what
 # git would merge passes. It keeps mistakes and stray pushes off main; it cannot tell relay's
@@ -79,20 +85,26 @@ no_paperwork() {
   git diff --quiet --no-ext-diff --no-textconv --no-renames "$1" "$2" -- @PAPERWORK_PATHSPECS@
 }
 
-# Exit 0: nothing but paperwork differs between two commits; 1: something else does.
+# Exit 0: nothing but the paperwork relay commits differs between two commits; 1: something
+# else does (relay's settings under .relay/ included).
 only_paperwork() {
-  git diff --quiet --no-ext-diff --no-textconv --no-renames "$1" "$2" -- ':(top)' @PAPERWORK_EXCLUDES@
+  git diff --quiet --no-ext-diff --no-textconv --no-renames "$1" "$2" -- ':(top)' @RELAY_PAPERWORK_EXCLUDES@
 }
 
-# A few of the non-paperwork paths that differ, for the message.
-product_paths() {
-  git diff --name-only --no-ext-diff --no-renames "$1" "$2" -- ':(top)' @PAPERWORK_EXCLUDES@ |
+# A few of the paths that differ and are not relay's paperwork, for the message; $3 and on narrow
+# them further (pathspecs).
+other_paths() {
+  _from=$1
+  _to=$2
+  shift 2
+  git diff --name-only --no-ext-diff --no-renames "$_from" "$_to" -- "$@" @RELAY_PAPERWORK_EXCLUDES@ |
     awk 'NR <= 5 { printf "%s%s", (NR > 1 ? ", " : ""), $0 } NR == 6 { printf ", ..." }'
 }
 
 how_to_proceed() {
-  say "  main takes only relay's paperwork commits (@PAPERWORK_LIST@) and relay's merges of"
-  say "  reviewed task branches. To proceed: put the change on a branch and send it through relay"
+  say "  main takes only relay's paperwork commits (@RELAY_PAPERWORK_LIST@)"
+  say "  and relay's merges of reviewed task branches; the rest of .relay/ (relay's settings) only"
+  say "  a person pushes. To proceed: put the change on a branch and send it through relay"
   say "  (relay inbox add), or push as a person listed in \"git config --get-all relay.person\""
   say "  on this server (this push came from \"${pusher:-nobody known}\")."
 }
@@ -113,7 +125,14 @@ judge_commit() {
     only_paperwork "$1" "$c"
     case $? in
     0) return 0 ;;
-    1) problem="changes files that are not paperwork ($(product_paths "$1" "$c")) and is not a merge of a task branch" ;;
+    1)
+      product=$(other_paths "$1" "$c" ':(top)' @RELAY_DIR_EXCLUDE@)
+      if [ -n "$product" ]; then
+        problem="changes files that are not paperwork ($product) and is not a merge of a task branch"
+      else
+        problem="changes relay's settings ($(other_paths "$1" "$c" @RELAY_DIR_PATHSPEC@)), which only a listed person changes (relay's own paperwork is @RELAY_PAPERWORK_LIST@)"
+      fi
+      ;;
     *) problem="could not be read by git diff" ;;
     esac
   elif [ "$#" -gt 2 ]; then
@@ -172,6 +191,30 @@ judge_merge() {
   return 1
 }
 
+# Judges one update of refs/notes/relay; returns 1 when it is refused.
+judge_notes() {
+  old=$1
+  new=$2
+  if listed; then
+    say "$pusher is listed as a person (relay.person): $ref goes to $(short "$new") unchecked."
+    return 0
+  fi
+  if is_zero "$new"; then
+    say "refusing to delete $ref: it is relay's record of its verdicts and gate decisions"
+    say "  (relay audit reads it), and only a person listed in relay.person deletes it."
+    return 1
+  fi
+  is_zero "$old" && return 0
+  if ! git merge-base --is-ancestor "$old" "$new" 2>/dev/null; then
+    say "refusing $ref: $(short "$new") is not a fast-forward of $(short "$old"); relay's record"
+    say "  of verdicts and gate decisions is never rewritten. Fetch it, merge yours in"
+    say "  (git notes --ref=relay merge -s cat_sort_uniq <fetched>), and push again, or push as a"
+    say "  person listed in relay.person (this push came from \"${pusher:-nobody known}\")."
+    return 1
+  fi
+  return 0
+}
+
 # Judges one update of main; returns 1 when it is refused.
 judge_update() {
   old=$1
@@ -217,8 +260,10 @@ judge_update() {
 
 status=0
 while read -r old new ref; do
-  [ "$ref" = "refs/heads/$main" ] || continue
-  judge_update "$old" "$new" || status=1
+  case $ref in
+  "refs/heads/$main") judge_update "$old" "$new" || status=1 ;;
+  refs/notes/relay) judge_notes "$old" "$new" || status=1 ;;
+  esac
 done <<EOF
 $updates
 EOF

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
 import { GUARD_MARKER, guardHook } from "../lib/cli/guard.ts";
-import { PAPERWORK_PATHS } from "../lib/state/paths.ts";
+import { PAPERWORK_PATHS, RELAY_PAPERWORK_PATHS } from "../lib/state/paths.ts";
 
 /** git in a folder with the scene's pinned environment plus `env` (REMOTE_USER, GL_USER). */
 async function gitEnv(
@@ -68,6 +68,7 @@ async function guarded(persons: string[] = []): Promise<Scene> {
     ...persons.flatMap((p) => ["--person", p]),
   ]);
   assert.equal(res.code, 0, all(res));
+  assert.doesNotMatch(res.stderr, /warning/, "the persons here are not the account");
   return scene;
 }
 
@@ -242,6 +243,13 @@ Deno.test("a listed person pushes anything: by REMOTE_USER, by GL_USER first, by
   const re = await scene.relay(["guard", "install", "--bare", scene.origin, "--person", user]);
   assert.equal(re.code, 0, all(re));
   assert.match(re.stdout, /^replaced relay's pre-receive hook/);
+  assert.ok(
+    re.stderr.includes(
+      `warning: relay.person lists "${user}", the account this runs as. Every push made as ${user}`,
+    ),
+    all(re),
+  );
+  assert.match(re.stderr, /relay's loop and its agents included/);
   assert.match(re.stdout, new RegExp(`relay\\.person\\): ${user}\\n`));
   await commit(scene, { "src/app.txt": "by the account\n" }, "Account fix");
   assert.equal((await push(scene, "HEAD:main", { env: { REMOTE_USER: "alice" } })).code, 1);
@@ -343,12 +351,192 @@ Deno.test("relay guard print is the hook: POSIX sh, marked, with relay's paperwo
   assert.match(printed.stdout, /^#!\/bin\/sh\n/);
   assert.ok(printed.stdout.split("\n").slice(0, 5).includes(GUARD_MARKER));
   assert.doesNotMatch(printed.stdout, /@[A-Z_]+@/, "every placeholder is filled");
-  for (const path of PAPERWORK_PATHS) {
+  // Commits on main may touch only what relay commits; task branches none of the paperwork.
+  for (const path of RELAY_PAPERWORK_PATHS) {
     assert.ok(printed.stdout.includes(`':(top,literal,exclude)${path}'`), path);
   }
+  for (const path of PAPERWORK_PATHS) {
+    assert.ok(printed.stdout.includes(`':(top,literal)${path}'`), path);
+  }
+  assert.doesNotMatch(
+    printed.stdout,
+    /':\(top,literal,exclude\)\.relay' ':\(top,literal,exclude\)/,
+  );
   // dash parses it (sh -n); bash-only syntax would not get this far on every server.
   const file = join(scene.dir, "hook.sh");
   await Deno.writeTextFile(file, printed.stdout);
   const parsed = await new Deno.Command("sh", { args: ["-n", file], stderr: "piped" }).output();
   assert.equal(parsed.code, 0, new TextDecoder().decode(parsed.stderr));
+});
+
+Deno.test("relay's settings under .relay/ are not paperwork: only a person pushes them", async () => {
+  await using scene = await guarded(["alice"]);
+  // relay's own paperwork: the brief, the report and the inbox.
+  const inbox = await commit(scene, {
+    "NEXT-STEPS.md": "Status: OPEN\n",
+    ".relay/inbox/0003-next.md": "queued\n",
+  }, "relay: paperwork");
+  assert.equal((await push(scene, "HEAD:main")).code, 0);
+  assert.equal(await originMain(scene), inbox);
+
+  // A sibling of the inbox (.relay/inbox-notes.md) is not in it.
+  for (const path of [".relay/config.yaml", ".relay/review.md", ".relay/inbox-notes.md"]) {
+    await scene.git(scene.work, ["reset", "--quiet", "--keep", "origin/main"]);
+    const sha = await commit(scene, { [path]: "weaker: true\n" }, "relay: paperwork");
+    const res = await push(scene, "HEAD:main");
+    assert.equal(res.code, 1, all(res));
+    assert.match(res.stderr, REFUSED);
+    assert.ok(
+      res.stderr.includes(
+        `commit ${
+          sha.slice(0, 12)
+        } "relay: paperwork" changes relay's settings (${path}), which only a listed person changes`,
+      ),
+      all(res),
+    );
+    assert.equal(await originMain(scene), inbox);
+  }
+
+  // Beside the brief, the settings still refuse the push; product files are named first.
+  await scene.git(scene.work, ["reset", "--quiet", "--keep", "origin/main"]);
+  await commit(scene, {
+    "COWORK-STATUS.md": "report\n",
+    ".relay/config.yaml": "version: 1\nmerge: auto\n",
+  }, "relay: paperwork");
+  const mixed = await push(scene, "HEAD:main");
+  assert.equal(mixed.code, 1, all(mixed));
+  assert.match(mixed.stderr, /changes relay's settings \(\.relay\/config\.yaml\)/);
+  await scene.git(scene.work, ["reset", "--quiet", "--keep", "origin/main"]);
+  await commit(scene, { "src/app.txt": "v3\n", ".relay/plan.md": "x\n" }, "Both");
+  const both = await push(scene, "HEAD:main");
+  assert.equal(both.code, 1, all(both));
+  assert.match(both.stderr, /"Both" changes files that are not paperwork \(src\/app\.txt\)/);
+  assert.equal(await originMain(scene), inbox);
+
+  // A listed person pushes the settings.
+  await scene.git(scene.work, ["reset", "--quiet", "--keep", "origin/main"]);
+  const settings = await commit(
+    scene,
+    { ".relay/config.yaml": "version: 1\nmerge: auto\n" },
+    "Merge policy",
+  );
+  const person = await push(scene, "HEAD:main", { env: { REMOTE_USER: "alice" } });
+  assert.equal(person.code, 0, all(person));
+  assert.equal(await originMain(scene), settings);
+});
+
+Deno.test("refs/notes/relay: relay's pushes and merged notes pass; a rewrite or a deletion needs a person", async () => {
+  await using scene = await guarded(["alice"]);
+  const notes = (cwd: string, args: string[]) => scene.git(cwd, ["notes", "--ref=relay", ...args]);
+  const originNotes = () => scene.out(["rev-parse", "refs/notes/relay"], scene.origin);
+  const pushNotes = (cwd: string, opts: { env?: Record<string, string>; force?: boolean } = {}) =>
+    gitEnv(
+      scene,
+      cwd,
+      ["push", ...(opts.force ? ["--force"] : []), "origin", "refs/notes/relay:refs/notes/relay"],
+      opts.env ?? {},
+    );
+  const head = await scene.out(["rev-parse", "HEAD"]);
+  const line = (kind: string) =>
+    JSON.stringify({ kind, task: 1, head, at: "2025-01-01T00:00:00.000Z" });
+
+  // Creation, then a fast-forward: what relay's reviewer pushes (lib/git/notes.ts pushNotes).
+  await notes(scene.work, ["append", "-m", line("verdict"), head]);
+  const created = await pushNotes(scene.work);
+  assert.equal(created.code, 0, all(created));
+  await notes(scene.work, ["append", "-m", line("gate"), head]);
+  const forward = await pushNotes(scene.work);
+  assert.equal(forward.code, 0, all(forward));
+  assert.doesNotMatch(forward.stderr, /relay guard/);
+
+  // A second clone wrote notes too: the plain push is rejected, the cat_sort_uniq merge passes.
+  const other = join(scene.dir, "other");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+  await scene.git(other, ["fetch", "--quiet", "origin", "refs/notes/relay:refs/notes/relay"]);
+  await notes(other, ["append", "-m", line("merge"), head]);
+  assert.equal((await pushNotes(other)).code, 0);
+  await notes(scene.work, ["append", "-m", line("accept"), head]);
+  assert.equal((await pushNotes(scene.work)).code, 1, "git itself refuses a non-fast-forward");
+  await scene.git(scene.work, [
+    "fetch",
+    "--quiet",
+    "origin",
+    "+refs/notes/relay:refs/notes/relay-remote",
+  ]);
+  await notes(scene.work, ["merge", "--quiet", "-s", "cat_sort_uniq", "refs/notes/relay-remote"]);
+  const merged = await pushNotes(scene.work);
+  assert.equal(merged.code, 0, all(merged));
+  const kept = await originNotes();
+  const text = await scene.out(["notes", "--ref=relay", "show", head], scene.origin);
+  for (const kind of ["verdict", "gate", "merge", "accept"]) assert.match(text, new RegExp(kind));
+
+  // A forced rewrite by somebody who is not a person: refused, the record stays.
+  await scene.git(scene.work, ["update-ref", "refs/notes/relay", "refs/notes/relay^"]);
+  await notes(scene.work, ["add", "--force", "-m", "nothing happened here", head]);
+  const rewrite = await pushNotes(scene.work, { force: true });
+  assert.equal(rewrite.code, 1, all(rewrite));
+  assert.match(rewrite.stderr, REFUSED);
+  assert.match(
+    rewrite.stderr,
+    /refusing refs\/notes\/relay: [0-9a-f]{12} is not a fast-forward of [0-9a-f]{12}; relay's record/,
+  );
+  assert.match(rewrite.stderr, /this push came from "/);
+  assert.equal(await originNotes(), kept);
+
+  // A deletion, even under gitolite's name for somebody else: refused.
+  const deleted = await gitEnv(scene, scene.work, ["push", "origin", ":refs/notes/relay"], {
+    GL_USER: "mallory",
+  });
+  assert.equal(deleted.code, 1, all(deleted));
+  assert.match(
+    deleted.stderr,
+    /refusing to delete refs\/notes\/relay: it is relay's record of its verdicts and gate decisions/,
+  );
+  assert.equal(await originNotes(), kept);
+
+  // A person may rewrite and delete it.
+  const personRewrite = await pushNotes(scene.work, { force: true, env: { REMOTE_USER: "alice" } });
+  assert.equal(personRewrite.code, 0, all(personRewrite));
+  assert.match(
+    personRewrite.stderr,
+    /alice is listed as a person \(relay\.person\): refs\/notes\/relay/,
+  );
+  assert.notEqual(await originNotes(), kept);
+  const personDelete = await gitEnv(scene, scene.work, ["push", "origin", ":refs/notes/relay"], {
+    REMOTE_USER: "alice",
+  });
+  assert.equal(personDelete.code, 0, all(personDelete));
+  const gone = await scene.git(scene.origin, ["rev-parse", "--verify", "refs/notes/relay"], true);
+  assert.notEqual(gone.code, 0, "the person deleted the notes");
+});
+
+Deno.test("install outside a relay repository needs --main, and writes nothing without it", async () => {
+  await using scene = await makeScene();
+  const hook = join(scene.origin, "hooks", "pre-receive");
+  const hookless = async () => await Deno.stat(hook).then(() => false, () => true);
+  const outside = join(scene.dir, "elsewhere");
+  await Deno.mkdir(outside);
+  const noRepo = await scene.relay(["guard", "install", "--bare", scene.origin], { cwd: outside });
+  assert.equal(noRepo.code, 2, all(noRepo));
+  assert.match(noRepo.stderr, /cannot tell which branch to guard: .* is not in a git repository/);
+  assert.match(noRepo.stderr, /--main <branch>/);
+  assert.ok(await hookless(), "no hook was written");
+  const config = await scene.git(scene.origin, ["config", "relay.main"], true);
+  assert.equal(config.code, 1, "nor any config");
+
+  // A git repository that is not relay's (no .relay/config.yaml) is the same.
+  const plain = join(scene.dir, "plain");
+  await scene.git(scene.dir, ["init", "--quiet", plain]);
+  const notRelay = await scene.relay(["guard", "install", "--bare", scene.origin], { cwd: plain });
+  assert.equal(notRelay.code, 2, all(notRelay));
+  assert.match(notRelay.stderr, /has no \.relay\/config\.yaml/);
+  assert.ok(await hookless(), "no hook was written");
+
+  const named = await scene.relay(
+    ["guard", "install", "--bare", scene.origin, "--main", "trunk"],
+    { cwd: outside },
+  );
+  assert.equal(named.code, 0, all(named));
+  assert.equal(await scene.out(["config", "relay.main"], scene.origin), "trunk");
+  assert.equal(await hookless(), false);
 });

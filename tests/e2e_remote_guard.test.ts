@@ -1,7 +1,7 @@
 /**
  * End to end: with `relay guard` on the scene's bare origin, a real task goes
- * promote → poll → review → merge, and every push relay makes to main (its
- * paperwork commits and its merge) passes the hook, while a person's direct
+ * promote → poll → review → merge, and every push relay makes (its paperwork
+ * commits and its merge to main, its notes) passes the hook, while a direct
  * product push from the same clone is refused. The hook is made to note each
  * run, so a pass cannot come from a hook that never ran.
  */
@@ -52,6 +52,13 @@ Deno.test("relay's own pushes to main pass the guard through a whole task; a dir
   assert.ok(judged.includes(merge), `the merge ${merge} went through the hook:\n${ran.join("\n")}`);
   assert.ok(judged.length >= 3, `paperwork before and after the merge too:\n${ran.join("\n")}`);
   for (const sha of judged) assert.ok(main.includes(sha!), `${sha} is on main`);
+  // The reviewer's notes (refs/notes/relay, what relay audit reads) went through the hook too.
+  const notes = ran.filter((s) => s.endsWith(" refs/notes/relay"));
+  assert.ok(notes.length >= 1, `the notes were pushed through the hook:\n${ran.join("\n")}`);
+  assert.equal(
+    await scene.out(["rev-parse", "refs/notes/relay"], scene.origin),
+    notes.at(-1)!.split(" ")[2],
+  );
 
   const mainBefore = await scene.out(["rev-parse", "refs/heads/main"], scene.origin);
   await scene.git(scene.work, ["stash", "--quiet", "--include-untracked"], true);

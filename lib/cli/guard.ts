@@ -1,7 +1,9 @@
 /**
  * `relay guard install|uninstall|print`: a pre-receive hook for the loop's
  * bare remote that keeps main to what relay itself pushes there (paperwork-only
- * fast-forwards and merges of task branches) unless a listed person pushes.
+ * fast-forwards and merges of task branches) and keeps relay's notes
+ * (refs/notes/relay, the audit record) from being rewritten or deleted, unless
+ * a listed person pushes.
  * The hook is plain sh and git (relay/guard-pre-receive.sh): the server needs
  * no relay. Its settings live in the bare repository's own config
  * (relay.main, relay.person), so the hook file is the same bytes everywhere.
@@ -10,7 +12,7 @@ import { join, resolve } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { run } from "../proc/run.ts";
 import { shellLine, shellWord } from "../proc/shell.ts";
-import { PAPERWORK_PATHS, RELAY_DIR } from "../state/paths.ts";
+import { INBOX_DIR, PAPERWORK_PATHS, RELAY_DIR, RELAY_PAPERWORK_PATHS } from "../state/paths.ts";
 import { discoverRepo } from "../git/discover.ts";
 import { type Context, parseCommand } from "./args.ts";
 import { readTemplate } from "./templates.ts";
@@ -21,15 +23,19 @@ export const GUARD_MARKER = '# relay-guard: written by "relay guard install"';
 /** The hook's text, with relay's paperwork paths filled in (lib/state/paths.ts is the one list). */
 export async function guardHook(): Promise<string> {
   const template = await readTemplate("guard-pre-receive.sh");
-  const spec = (magic: string) =>
-    PAPERWORK_PATHS.map((p) => shellWord(`:(${magic})${p}`)).join(" ");
+  const spec = (paths: readonly string[], magic: string) =>
+    paths.map((p) => shellWord(`:(${magic})${p}`)).join(" ");
+  const list = (paths: readonly string[]) =>
+    paths.map((p) => p === RELAY_DIR || p === INBOX_DIR ? `${p}/` : p).join(", ");
+  // Two lists: a task branch must touch none of PAPERWORK_PATHS (all of .relay/ included), while
+  // a commit straight on main may touch only RELAY_PAPERWORK_PATHS, what relay itself commits.
   const text = template
-    .replaceAll(
-      "@PAPERWORK_LIST@",
-      PAPERWORK_PATHS.map((p) => p === RELAY_DIR ? `${p}/` : p).join(", "),
-    )
-    .replaceAll("@PAPERWORK_PATHSPECS@", spec("top,literal"))
-    .replaceAll("@PAPERWORK_EXCLUDES@", spec("top,literal,exclude"));
+    .replaceAll("@PAPERWORK_LIST@", list(PAPERWORK_PATHS))
+    .replaceAll("@RELAY_PAPERWORK_LIST@", list(RELAY_PAPERWORK_PATHS))
+    .replaceAll("@PAPERWORK_PATHSPECS@", spec(PAPERWORK_PATHS, "top,literal"))
+    .replaceAll("@RELAY_PAPERWORK_EXCLUDES@", spec(RELAY_PAPERWORK_PATHS, "top,literal,exclude"))
+    .replaceAll("@RELAY_DIR_PATHSPEC@", spec([RELAY_DIR], "top,literal"))
+    .replaceAll("@RELAY_DIR_EXCLUDE@", spec([RELAY_DIR], "top,literal,exclude"));
   if (!text.includes(GUARD_MARKER)) throw new Error("relay/guard-pre-receive.sh lost its marker");
   return text;
 }
@@ -188,8 +194,18 @@ async function install(
   console.log(
     `${
       existing.kind === "relay" ? "replaced" : "installed"
-    } relay's pre-receive hook in ${path}: updates of ${main} must be paperwork-only fast-forwards or relay's merges of task branches`,
+    } relay's pre-receive hook in ${path}: updates of ${main} must be paperwork-only fast-forwards or relay's merges of task branches, and refs/notes/relay (relay's audit record) only moves forward`,
   );
+  const me = await currentAccount(bare);
+  if (me !== null && listed.includes(me)) {
+    // The single-account setup (a bare repository on this machine, or ssh as this user): the
+    // hook sees every push from here as this person's, the loop's and the agents' included.
+    console.error(
+      `warning: relay.person lists "${me}", the account this runs as. Every push made as ${me} — relay's loop and its agents included, when they run as ${me} — then passes the guard unchecked, so the guard protects nothing from them. List a different account as the person (the one you push from yourself, by $GL_USER, $REMOTE_USER or the ssh login), and run the loop as another: relay guard install --bare ${
+        shellWord(bare)
+      } --person <another account>`,
+    );
+  }
   console.log(
     listed.length
       ? `persons who may push anything to ${main} (relay.person): ${listed.join(", ")}`
@@ -230,12 +246,40 @@ async function setConfig(bare: string, args: string[]): Promise<void> {
   }
 }
 
-/** main as the repository relay runs in configures it, else "main". */
+/**
+ * main as the relay repository around `cwd` configures it. Outside one (no
+ * .relay/config.yaml found) nothing says which branch the loop merges into,
+ * and guarding "main" by guess could leave the real one open: --main is needed.
+ */
 async function configuredMain(cwd: string): Promise<string> {
   const repo = discoverRepo(cwd);
-  if (!repo) return "main";
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { CONFIG_PATH, loadRepoConfig } = await import("../config/repo.ts");
+  if (!repo || !(await exists(join(repo.root, CONFIG_PATH)))) {
+    throw new UsageError(
+      `relay guard install cannot tell which branch to guard: ${
+        repo ? `${repo.root} has no ${CONFIG_PATH}` : `${cwd} is not in a git repository`
+      }. Run it in the relay repository whose remote this is, or name the branch: --main <branch>`,
+      "guard",
+    );
+  }
   return (await loadRepoConfig(repo.root)).main;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+/** The account relay runs as, by the name the hook's `id -un` gives; null when id fails. */
+async function currentAccount(cwd: string): Promise<string | null> {
+  const res = await run(["id", "-un"], { cwd, allowFail: true }).catch(() => null);
+  const name = res?.code === 0 ? res.stdout.trim() : "";
+  return name === "" ? null : name;
 }
 
 function foreignHook(path: string, why: string, bare: string): InputError {

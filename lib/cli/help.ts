@@ -322,13 +322,18 @@ Options:
 
 install    writes <path>/hooks/pre-receive (mode 755), a plain sh + git hook: the server
            needs no relay. Updates of main are refused unless each new first-parent commit
-           is a paperwork-only commit (NEXT-STEPS.md, COWORK-STATUS.md, .relay/) or relay's
-           merge of a task branch, on a fast-forward; deleting main is always refused. A
-           person listed with --person (the pusher is $GL_USER, else $REMOTE_USER, else the
-           ssh account) may push anything else. Settings go to the bare repository's config:
-           relay.main (--main, else main in this repository's .relay/config.yaml, else main)
-           and relay.person (--person replaces the list; without it the list stays).
-           A pre-receive hook relay did not write is left alone (exit 2).
+           is a paperwork-only commit (NEXT-STEPS.md, COWORK-STATUS.md, .relay/inbox/) or
+           relay's merge of a task branch, on a fast-forward; deleting main is always
+           refused. refs/notes/relay (relay's audit record) may be created and
+           fast-forwarded, never rewritten or deleted. A person listed with --person (the
+           pusher is $GL_USER, else $REMOTE_USER, else the ssh account) may push anything
+           else, relay's settings (.relay/config.yaml, stage procedures) included; the
+           person must be another account than the loop's (install warns when it is the
+           account it runs as). Settings go to the bare repository's config: relay.main
+           (--main, else main in this repository's .relay/config.yaml; outside a relay
+           repository --main is required) and relay.person (--person replaces the list;
+           without it the list stays). A pre-receive hook relay did not write is left
+           alone (exit 2).
 uninstall  removes relay's hook, and nothing else.
 print      prints the hook, to install or chain by hand.`,
   demo: `Usage: relay demo [--keep]

@@ -85,6 +85,14 @@ export const CONFIG_FILE = ".relay/config.yaml";
 /** Paths that are paperwork: never on a task branch, committed to main on their own. */
 export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
 
+/**
+ * The paperwork relay itself commits to main (lib/loop/paperwork.ts commitPaperwork is its one
+ * commit there): the brief, the report and the inbox. The rest of `.relay/` (config.yaml, the
+ * stage procedures) is relay's settings, which a person changes; a commit that touches them is
+ * not relay's paperwork even though a task branch may not touch them either.
+ */
+export const RELAY_PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, INBOX_DIR] as const;
+
 /** Refs relay writes. Anchors keep every agent turn's starting point reachable. */
 export function anchorRef(task: number, runId: string, when: "before" | "after"): string {
   return `refs/relay/anchors/task-${task}/${runId}-${when}`;

@@ -304,7 +304,8 @@ Removes the flag relay pause left: the next ticks run as usual.`,
 Fetches the remote's main and relay's git notes (refs/notes/relay: the verdicts,
 stage receipts and gate decisions the reviewer side pushes), then walks main's
 first-parent history once, from the commit that set relay up (or after REV), and
-classifies each commit: paperwork (protocol files only), a merge of a task branch
+classifies each commit: paperwork (NEXT-STEPS.md, COWORK-STATUS.md, .relay/inbox/),
+settings (a person's change to the rest of .relay/), a merge of a task branch
 with a PASS and a MERGE gate decision for exactly its head, a merge of a task relay
 handed to a person, or a violation: a paperwork commit that touches product files,
 a direct product commit, a merge with no verdict, a verdict for another head, a

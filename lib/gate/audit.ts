@@ -9,7 +9,7 @@
  * never merges) and the planner (merges, never commits product code).
  */
 import type { NoteRecord } from "../git/notes.ts";
-import { BRIEF_FILE, INBOX_DIR, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
+import { BRIEF_FILE, RELAY_DIR, RELAY_PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
 
 export interface AuditCommit {
   sha: string;
@@ -60,7 +60,7 @@ export function isPaperwork(path: string): boolean {
  * `.relay/` (config.yaml, the stages' procedures) is relay's settings, a person's to change.
  */
 export function isRelayPaperwork(path: string): boolean {
-  return path === BRIEF_FILE || path === REPORT_FILE || path.startsWith(`${INBOX_DIR}/`);
+  return RELAY_PAPERWORK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
 /** The task a merge commit names: relay's own subject, else a `task-<n>` branch in it. */

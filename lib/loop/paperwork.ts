@@ -14,7 +14,13 @@ import {
   pushRetry,
   refusalAdvice,
 } from "../git/push_outcome.ts";
-import { BRIEF_FILE, INBOX_DIR, PAPERWORK_PATHS, REPORT_FILE } from "../state/paths.ts";
+import {
+  BRIEF_FILE,
+  INBOX_DIR,
+  PAPERWORK_PATHS,
+  RELAY_PAPERWORK_PATHS,
+  REPORT_FILE,
+} from "../state/paths.ts";
 import type { Log } from "../proc/log.ts";
 import { redact } from "../proc/redact.ts";
 
@@ -76,7 +82,7 @@ export async function syncMain(
 }
 
 /** The protocol files relay itself writes uncommitted in the primary tree. */
-const OWN_PAPERWORK = [BRIEF_FILE, REPORT_FILE, INBOX_DIR] as const;
+const OWN_PAPERWORK = RELAY_PAPERWORK_PATHS;
 
 interface Aside {
   dir: string;

@@ -52,6 +52,8 @@ Deno.test("relay init writes config, inbox, agent instructions and the profile, 
   // The profile goes to $XDG_CONFIG_HOME/relay/profile.yaml, outside the repository.
   assert.equal(scene.profile, join(scene.env.XDG_CONFIG_HOME!, "relay", "profile.yaml"));
   assert.equal(await Deno.readTextFile(scene.profile), renderDefaultProfile());
+  // Readable by its owner alone (umask may take bits away, never add them).
+  assert.equal((await Deno.stat(scene.profile)).mode! & 0o077, 0);
 
   for (const file of INSTALLED) assert.match(res.stdout, new RegExp(`^wrote +${file}$`, "m"));
   assert.match(res.stdout, new RegExp(`^wrote +operator profile ${scene.profile}$`, "m"));

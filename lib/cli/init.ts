@@ -37,10 +37,10 @@ function realOrSelf(path: string): string {
   }
 }
 
-async function writeIfAbsent(path: string, text: string): Promise<boolean> {
+async function writeIfAbsent(path: string, text: string, mode?: number): Promise<boolean> {
   await Deno.mkdir(dirname(path), { recursive: true });
   try {
-    await Deno.writeTextFile(path, text, { createNew: true });
+    await Deno.writeTextFile(path, text, { createNew: true, ...(mode ? { mode } : {}) });
     return true;
   } catch (err) {
     if (err instanceof Deno.errors.AlreadyExists) return false;
@@ -129,7 +129,8 @@ export async function init(args: string[], ctx: Context): Promise<number> {
     );
   }
   const profile = profilePath(ctx.profile);
-  const wroteProfile = await writeIfAbsent(profile, renderDefaultProfile());
+  // Readable by you alone: it names your agents and may carry their keys (relay doctor checks).
+  const wroteProfile = await writeIfAbsent(profile, renderDefaultProfile(), 0o600);
   console.log(
     `${wroteProfile ? "wrote   " : "kept    "} operator profile ${profile}${
       wroteProfile ? "" : " (already there)"

@@ -86,3 +86,19 @@ Deno.test("DONE awaiting acceptance is told once, not every minute it waits", as
   assert.deepEqual(told.map((e) => e.kind), ["acceptance"]);
   assert.equal(told[0]!.next, "relay accept 1 --intent-only");
 });
+
+Deno.test("a PR the merge gate refuses is told as kind refused, with the gate's reason, once", async () => {
+  await using scene = await makeScene({ agent: "commits-pyc.sh" });
+  const n = await notifier(scene);
+  await scene.setAgent("commits-pyc.sh", n.profile);
+  await queue(scene, brief({ title: "Greet" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const refused = await scene.relay(["review"]);
+  assert.equal(refused.code, 0, all(refused));
+  assert.match(refused.stdout, /task 1: sent back — fix brief 2/);
+  assert.equal((await scene.relay(["review"])).code, 0);
+  const told = await events(n.file);
+  assert.deepEqual(told.map((e) => e.kind), ["refused"], JSON.stringify(told, null, 2));
+  assert.match(told[0]!.reason, /sent back — fix brief 2 .*\(The merge gate refused this PR/);
+});

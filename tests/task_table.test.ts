@@ -830,7 +830,7 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
   ["needs-acceptance", "done", { decision: decision("MERGE"), mode: { kind: "merge" } }],
   ["merge-missed", "wait", { said: "not mergeable" }],
   ["merged-now", "promote", { merged: { sha: "m9" } }],
-  ["sent-back", "done", { sentBack: { fix: 2 } }],
+  ["sent-back", "done", { sentBack: { fix: 2, why: "The merge gate refused this PR." } }],
   ["with-person", "done", { scope: { finding: "", files: ["ci.yml"] } }],
   ["promoted", "done", { said: "task 1 is merged; nothing queued" }],
   ["nothing-to-merge", "done", { mode: { kind: "merge" } }],

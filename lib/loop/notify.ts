@@ -18,6 +18,8 @@ export type EventKind =
   | "blocked"
   | "acceptance"
   | "sent-back"
+  /** Sent back because the merge gate refused the PR (before or after review). */
+  | "refused"
   | "human-path"
   | "merged"
   /** A problem `relay doctor` found (one slot per problem, told once while it lasts). */
@@ -80,14 +82,17 @@ export function changeOfResult(
         reason: r.message,
         next: null,
       };
-    case "fix":
+    case "fix": {
+      // The gate's REFUSE is its own kind: the PR was out of scope, not merely wrong.
+      const why = typeof r.why === "string" ? r.why.trim() : "";
       return {
-        kind: "sent-back",
+        kind: /merge gate refused/i.test(why) ? "refused" : "sent-back",
         key: `${t}:${r.fixTask ?? r.message}`,
         task: t,
-        reason: r.message,
+        reason: why ? `${r.message} (${why})` : r.message,
         next: null,
       };
+    }
     case "human": {
       const acceptance = r.message.startsWith("DONE awaiting acceptance");
       return {

@@ -126,7 +126,8 @@ export interface PlannerState {
   /** The line of the promotion (or of a HOLD raised by a turn). */
   said: string | null;
   held: { reason: string; next: string; runId?: string } | null;
-  sentBack: { fix: number } | null;
+  /** The fix brief a send-back opened, and why (the gate's refusal, the verdict's FAIL, a stage's). */
+  sentBack: { fix: number; why: string } | null;
   /** This tick noticed a merge or close made outside relay (said once, also under --quiet). */
   noticed: boolean;
   /** `relay accept`/`reject`: what it would act on, its digest, and what changed since `expect`. */
@@ -387,7 +388,7 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
       return r({ said: e.why });
     case "sent-back":
       return r({
-        sentBack: { fix: e.fix },
+        sentBack: { fix: e.fix, why: e.why },
         record: {
           ...record!,
           fixes: [...record!.fixes, { task: e.fix, at: e.at, head: e.head }],

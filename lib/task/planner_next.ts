@@ -299,7 +299,7 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
         `task ${sub.task}: sent back — fix brief ${
           s.sentBack!.fix
         } is open in NEXT-STEPS.md (round ${record.fixes.length}/${seen.fixRounds})`,
-        { task: sub.task, fixTask: s.sentBack!.fix },
+        { task: sub.task, fixTask: s.sentBack!.fix, why: s.sentBack!.why },
       );
     case "with-person":
       return done(

@@ -338,9 +338,11 @@ async function tree(dir: string, skip: (rel: string) => boolean, rel = ""): Prom
  * holder record, which every tick takes (and describes) before it reads input.
  */
 async function fullSnapshot(scene: Scene): Promise<string> {
-  // The tick lock, and the record of how the tick ended (written by design, also on bad input).
+  // The tick lock, the record of how the tick ended and the heartbeat that it started (written
+  // by design, also on bad input: relay doctor tells failing ticks from ticks that do not run).
   const isTickState = (rel: string) =>
-    rel === "poll.lock" || rel === "poll.lock.json" || /^last-(poll|review)\.json$/.test(rel);
+    rel === "poll.lock" || rel === "poll.lock.json" ||
+    /^(last-(poll|review)\.json|heartbeat-(poll|review))$/.test(rel);
   return [
     await scene.snapshot(),
     ...await tree(scene.work, (rel) => rel === ".git"),

@@ -3,11 +3,16 @@
  * (imported lazily, so the idle tick loads almost nothing), and map error
  * classes to exit codes in one place.
  */
-import { resolve } from "node:path";
-import { Exit, UsageError } from "./lib/errors.ts";
-import { HELP } from "./lib/cli/help.ts";
-import { reportError } from "./lib/cli/report.ts";
-import type { Context } from "./lib/cli/args.ts";
+import { idlePoll } from "./lib/cli/idle.ts";
+
+type Context = import("./lib/cli/args.ts").Context;
+
+// The idle poll (cron's every minute, nothing OPEN) is answered before anything else loads.
+const idle = import.meta.main ? idlePoll(Deno.args, Deno.cwd()) : null;
+if (idle !== null) Deno.exit(idle);
+
+const { resolve } = await import("node:path");
+const { Exit, UsageError } = await import("./lib/errors.ts");
 
 type Command = (args: string[], ctx: Context) => Promise<number>;
 
@@ -82,6 +87,7 @@ function parseGlobal(
 async function main(argv: string[]): Promise<number> {
   const { ctx, command, args, help } = parseGlobal(argv);
   if (command === undefined || command === "help") {
+    const { HELP } = await import("./lib/cli/help.ts");
     const topic = command === "help" ? args[0] : undefined;
     console.log(HELP[topic ?? "relay"] ?? HELP.relay);
     return help || command === "help" ? Exit.ok : Exit.badInput;
@@ -89,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
   const load = COMMANDS[command];
   if (!load) throw new UsageError(`unknown command "${command}"`);
   if (help || args.includes("--help") || args.includes("-h")) {
+    const { HELP } = await import("./lib/cli/help.ts");
     console.log(HELP[command]);
     return Exit.ok;
   }
@@ -100,6 +107,7 @@ if (import.meta.main) {
   try {
     code = await main(Deno.args);
   } catch (err) {
+    const { reportError } = await import("./lib/cli/report.ts");
     code = reportError(err);
   }
   Deno.exit(code);

@@ -84,11 +84,15 @@ Deno.test("staticSpecifiers() reads import and export statements, not dynamic im
   ]);
 });
 
-Deno.test("main.ts statically imports no zod, yaml, npm: module or lib/config/ module", async () => {
+Deno.test("main.ts statically loads only the idle poll's fast path: four small modules, no node: module", async () => {
   const closure = await staticClosure(join(ROOT, "main.ts"));
-  assert.ok(closure.files.includes("lib/cli/help.ts"), closure.files.join(", "));
-  assert.ok(closure.files.includes("lib/errors.ts"), closure.files.join(", "));
-  assertLean(closure);
+  assert.deepEqual(closure.files, [
+    "lib/cli/idle.ts",
+    "lib/protocol/status_line.ts",
+    "lib/state/heartbeat.ts",
+    "main.ts",
+  ]);
+  assert.deepEqual(closure.bare, []);
 });
 
 Deno.test("lib/cli/poll.ts statically imports no zod, yaml, npm: module or lib/config/ module", async () => {
@@ -218,4 +222,63 @@ Deno.test("idle relay poll --json prints {result: idle} and why", async () => {
   assert.equal(d.result, "idle");
   assert.match(d.message, /^idle: NEXT-STEPS\.md is not OPEN$/);
   assert.equal(done.stderr, "");
+});
+
+Deno.test("idlePoll() answers only a plain idle poll, and leaves every other case to the full path", async () => {
+  const { idlePoll } = await import("../lib/cli/idle.ts");
+  const dir = await Deno.makeTempDir({ prefix: "relay-idle-" });
+  try {
+    const repo = join(dir, "repo");
+    await Deno.mkdir(join(repo, ".git"), { recursive: true });
+    await Deno.mkdir(join(repo, ".relay"), { recursive: true });
+    await Deno.mkdir(join(repo, "src", "deep"), { recursive: true });
+    const heartbeat = join(repo, ".git", "relay", "heartbeat-poll");
+    const answer = async (argv: string[], cwd = repo) => {
+      await Deno.remove(heartbeat).catch(() => {});
+      const code = idlePoll(argv, cwd);
+      assert.equal(await exists(heartbeat), code === 0, `heartbeat for ${argv.join(" ")}`);
+      return code;
+    };
+    // Not set up (no .relay/config.yaml): the full path explains.
+    assert.equal(await answer(["poll", "--quiet"]), null);
+    await Deno.writeTextFile(join(repo, ".relay", "config.yaml"), "version: 1\n");
+    // No brief, a DONE brief, a QUEUED one: idle, from the repository or below it, with -C.
+    assert.equal(await answer(["poll", "--quiet"]), 0);
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: DONE\nTask: 1\n");
+    assert.equal(await answer(["poll", "-q"]), 0);
+    assert.equal(await answer(["poll"], join(repo, "src", "deep")), 0);
+    assert.equal(await answer(["-C", repo, "--profile", "/p.yaml", "poll", "--quiet"], dir), 0);
+    assert.equal(await answer(["-C", "repo", "--profile=/p.yaml", "poll", "--quiet"], dir), 0);
+    // Everything else is the full path's.
+    for (
+      const argv of [
+        ["poll", "--json"],
+        ["poll", "--merge-policy", "human"],
+        ["poll", "--help"],
+        ["poll", "--quit"],
+        ["review", "--quiet"],
+        ["-C"],
+        ["-C", join(dir, "nowhere"), "poll", "--quiet"],
+        ["--version"],
+      ]
+    ) {
+      assert.equal(await answer(argv), null, argv.join(" "));
+    }
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: OPEN\nTask: 2\n");
+    assert.equal(await answer(["poll", "--quiet"]), null);
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: OPNE\nTask: 2\n");
+    assert.equal(await answer(["poll", "--quiet"]), null, "a Status typo is bad input");
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: DONE\n");
+    await Deno.mkdir(join(repo, ".git", "relay"), { recursive: true });
+    await Deno.writeTextFile(join(repo, ".git", "relay", "journal.json"), "{}");
+    assert.equal(await answer(["poll", "--quiet"]), null, "a tick left unfinished");
+    // A linked worktree (its .git is a file): the full path refuses it.
+    const linked = join(dir, "linked");
+    await Deno.mkdir(join(linked, ".relay"), { recursive: true });
+    await Deno.writeTextFile(join(linked, ".git"), `gitdir: ${repo}/.git/worktrees/linked\n`);
+    await Deno.writeTextFile(join(linked, ".relay", "config.yaml"), "version: 1\n");
+    assert.equal(idlePoll(["poll", "--quiet"], linked), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

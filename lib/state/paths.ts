@@ -47,33 +47,7 @@ export function statePaths(commonDir: string): StatePaths {
   };
 }
 
-/**
- * A tick's heartbeat: `.git/relay/heartbeat-<tick>`, the ISO time the tick last
- * started, so `relay doctor` can tell ticks that run from ticks that stopped.
- * The idle poll records nothing else, so this is the one file it writes.
- */
-export function heartbeatPath(commonDir: string, tick: "poll" | "review"): string {
-  return join(commonDir, "relay", `heartbeat-${tick}`);
-}
-
-/**
- * Records that a tick started: one small write, no process, no other import.
- * Never throws: a heartbeat that cannot be written must not cost the tick.
- */
-export function beat(commonDir: string, tick: "poll" | "review", now = new Date()): void {
-  const path = heartbeatPath(commonDir, tick);
-  try {
-    Deno.writeTextFileSync(path, now.toISOString() + "\n");
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) return;
-    try {
-      Deno.mkdirSync(join(commonDir, "relay"), { recursive: true });
-      Deno.writeTextFileSync(path, now.toISOString() + "\n");
-    } catch {
-      // Not even the state folder can be made: the tick says what is wrong itself.
-    }
-  }
-}
+export { beat, heartbeatPath } from "./heartbeat.ts";
 
 /** The protocol files, relative to a tree's root. */
 export const BRIEF_FILE = "NEXT-STEPS.md";

@@ -3,6 +3,7 @@
  * a bare "origin", a clone, two queued briefs, the built-in demo agent — with
  * every step and the resulting git history shown. No AI, no network.
  */
+import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { type Context, parseCommand } from "./args.ts";
 import { Git } from "../git/git.ts";
@@ -68,7 +69,8 @@ async function runDemo(sandbox: string): Promise<number> {
   const work = join(sandbox, "work");
   const top = new Git(sandbox);
   await top.run(["init", "--quiet", "--bare", "--initial-branch=main", origin]);
-  await top.run(["clone", "--quiet", `file://${origin}`, work]);
+  // A file URL git takes on every platform (`file://C:\…` is none on Windows).
+  await top.run(["clone", "--quiet", pathToFileURL(origin).href, work]);
   const git = new Git(work);
   for (
     const [k, v] of [["user.name", "relay demo"], ["user.email", "demo@relay.invalid"], [

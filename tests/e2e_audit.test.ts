@@ -8,17 +8,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, brief, makeScene, queue, type Scene } from "./helpers/scene.ts";
 
-async function runTask(scene: Scene, title: string): Promise<void> {
-  await queue(scene, brief({ title }));
-  const promoted = await scene.relay(["promote"]);
-  assert.equal(promoted.code, 0, all(promoted));
-  const polled = await scene.relay(["poll"]);
-  assert.equal(polled.code, 0, all(polled));
-  const reviewed = await scene.relay(["review"]);
-  assert.equal(reviewed.code, 0, all(reviewed));
-  assert.match(reviewed.stdout, /merged/, all(reviewed));
-}
-
 interface Audited {
   commits: { sha: string; class: string; task?: number }[];
   violations: { sha: string; kind: string; detail: string }[];

@@ -1,0 +1,582 @@
+/**
+ * `deno task bench`: how relay's own overhead compares with the least work the
+ * same job needs. Builds its fixtures in a temp folder, runs each pair
+ * alternately (A B A B …) after one untimed warm-up pair, and prints one line
+ * per goal with both medians, their ratio and the goal, then the machine.
+ *
+ *   deno task bench                 # every goal, 5 pairs each
+ *   deno task bench --pairs 9       # more pairs
+ *   deno task bench --only gate     # one goal, by number or name (1, idle, 4a, audit …)
+ *   deno task bench --keep          # keep the fixtures and print where they are
+ *   deno task bench --check         # exit 1 when a goal is missed
+ *
+ * The goals are ratios measured side by side in one run, so a slow or busy machine
+ * moves both sides. The test suite never times anything; this script is separate.
+ * relay runs as the compiled binary would: `deno run -P=relay`, with relay's
+ * deno.json. Every git call gets a pinned identity and no global or system config.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/** A goal: relay's side (A) against the least work (B); relay may take at most `limit`× as long. */
+export interface Goal {
+  id: string;
+  name: string;
+  a: string;
+  b: string;
+  limit: number;
+}
+
+export const GOALS: readonly Goal[] = [
+  { id: "1", name: "idle tick", a: "relay", b: "bare deno", limit: 1.3 },
+  { id: "2", name: "cycle", a: "relay", b: "git script", limit: 1.5 },
+  { id: "3", name: "scale", a: "20,000 files", b: "20 files", limit: 3 },
+  { id: "4a", name: "gate", a: "relay", b: "git", limit: 2 },
+  { id: "4b", name: "audit", a: "relay", b: "git log", limit: 2 },
+];
+
+/** The goal `--only` names: by id ("4a"), name ("idle tick", "idle-tick") or first word ("idle"). */
+export function findGoal(given: string): Goal | undefined {
+  const key = given.trim().toLowerCase();
+  return GOALS.find((g) =>
+    [g.id, g.name, g.name.replaceAll(" ", "-"), g.name.split(" ")[0]].includes(key)
+  );
+}
+
+/** The median of some timings (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError("Cannot take the median: no values");
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The order the sides run in: A B A B …, one A and one B per pair. */
+export function alternation(pairs: number): ("A" | "B")[] {
+  const order: ("A" | "B")[] = [];
+  for (let i = 0; i < pairs; i++) order.push("A", "B");
+  return order;
+}
+
+/** A duration for a person: "23.1 ms" below a second, "2.34 s" above. */
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/**
+ * One goal's line, e.g.
+ * `goal 1 idle tick: relay 23.1 ms, bare deno 13.0 ms → 1.78× (goal ≤ 1.3×) MISSED`.
+ */
+export function ratioLine(goal: Goal, aMs: number, bMs: number): string {
+  const ratio = aMs / bMs;
+  const verdict = ratio <= goal.limit ? "MET" : "MISSED";
+  return `goal ${goal.id} ${goal.name}: ${goal.a} ${formatMs(aMs)}, ${goal.b} ${formatMs(bMs)} → ${
+    ratio.toFixed(2)
+  }× (goal ≤ ${goal.limit}×) ${verdict}`;
+}
+
+/** Times `pairs` alternating runs of `a` and `b` after one untimed warm-up pair. */
+export async function measure(
+  pairs: number,
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+  progress: (done: number, total: number) => void = () => {},
+): Promise<{ a: number[]; b: number[] }> {
+  await a();
+  await b();
+  const times = { a: [] as number[], b: [] as number[] };
+  const order = alternation(pairs);
+  for (const [i, side] of order.entries()) {
+    const start = performance.now();
+    await (side === "A" ? a() : b());
+    (side === "A" ? times.a : times.b).push(performance.now() - start);
+    progress(i + 1, order.length);
+  }
+  return times;
+}
+
+export interface BenchOptions {
+  pairs: number;
+  only?: Goal;
+  keep: boolean;
+  check: boolean;
+}
+
+/** Reads the command line; throws a RangeError naming the bad flag. */
+export function parseBenchArgs(args: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: args[0] === "--" ? args.slice(1) : args,
+    options: {
+      pairs: { type: "string", default: "5" },
+      only: { type: "string" },
+      keep: { type: "boolean", default: false },
+      check: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const pairs = Number(values.pairs);
+  if (!Number.isInteger(pairs) || pairs < 1) {
+    throw new RangeError(`--pairs "${values.pairs}" is not a whole number of pairs (1 or more)`);
+  }
+  const options: BenchOptions = { pairs, keep: values.keep, check: values.check };
+  if (values.only !== undefined) {
+    const goal = findGoal(values.only);
+    if (!goal) {
+      throw new RangeError(
+        `--only "${values.only}" names no goal: use one of ${
+          GOALS.map((g) => `${g.id} (${g.name})`).join(", ")
+        }`,
+      );
+    }
+    options.only = goal;
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------- fixtures
+
+const IDENTITY = { name: "Bench Author", email: "bench@bench.invalid" };
+
+function denoDir(): string {
+  const set = Deno.env.get("DENO_DIR");
+  if (set) return set;
+  const home = Deno.env.get("HOME") ?? "/root";
+  if (Deno.build.os === "darwin") return join(home, "Library", "Caches", "deno");
+  return join(Deno.env.get("XDG_CACHE_HOME") ?? join(home, ".cache"), "deno");
+}
+
+interface Output {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function describe(what: string, out: Output): string {
+  return `${what}: exit ${out.code}\n--- stdout\n${out.stdout}\n--- stderr\n${out.stderr}`;
+}
+
+/** Runs a program with the bench's environment; throws on a non-zero exit unless `ok` allows it. */
+async function run(
+  program: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; stdin?: string; ok?: number[] },
+): Promise<Output> {
+  const child = new Deno.Command(program, {
+    args,
+    cwd: opts.cwd,
+    env: opts.env,
+    clearEnv: true,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(opts.stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const res = {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+  if (!(opts.ok ?? [0]).includes(res.code)) {
+    throw new Error(describe(`${program} ${args.join(" ")} in ${opts.cwd}`, res));
+  }
+  return res;
+}
+
+/** The brief relay gets each cycle: its bar checks the one file the executor adds. */
+function brief(task: number): string {
+  return [
+    "Status: QUEUED",
+    `Title: Bench task ${task}`,
+    "",
+    "## Goal",
+    "Add the feature file.",
+    "",
+    "## Done when",
+    `- src/feature-${task}.txt exists.`,
+    "",
+    "## Verification bar",
+    "```",
+    `cat src/feature-${task}.txt`,
+    "```",
+    "",
+  ].join("\n");
+}
+
+/**
+ * The instant executor: one product commit, then an honest report with the bar run for real.
+ * With `touchAll` it also rewrites every file under src/d*\/ (a PR touching the whole repo).
+ */
+function executorScript(touchAll: boolean): string {
+  return `#!/usr/bin/env bash
+set -euo pipefail
+mkdir -p src
+echo "feature for task $RELAY_TASK" > "src/feature-$RELAY_TASK.txt"
+${
+    touchAll
+      ? 'for f in src/d*/*.txt; do echo "touched by task $RELAY_TASK" >> "$f"; done\n'
+      : ""
+  }git add src
+git commit -q -m "Task #$RELAY_TASK: add the feature"
+bar=$(awk '/^## Verification bar/{s=1; next} s && /^(\`\`\`|~~~)/{f=!f; if(!f) exit; next} s && f && NF {print}' "$RELAY_BRIEF")
+{
+  printf 'Task: %s\\nOutcome: SHIPPED\\nBranch: %s\\nHead:\\nPR:\\n\\n' "$RELAY_TASK" "$RELAY_BRANCH"
+  printf '## What shipped\\n\\nsrc/feature-%s.txt\\n\\n## Verification\\n\\n' "$RELAY_TASK"
+  while IFS= read -r cmd; do
+    out="$(bash -c "$cmd" 2>&1)"
+    printf '### \`%s\`\\n\\n\`\`\`\\n%s\\n\`\`\`\\n\\nExit: 0\\n\\n' "$cmd" "$out"
+  done <<< "$bar"
+  printf '## Beyond the brief\\n\\nNothing.\\n\\n## Pushback\\n\\nNone.\\n'
+} > "$RELAY_REPORT"
+echo done
+`;
+}
+
+/** The instant reviewer, which also plays the stages after review (RELAY_STAGE): always PASS. */
+const REVIEWER = `#!/usr/bin/env bash
+echo "The bench's reviewer looked."
+printf 'Verdict: PASS\\n- [minor] %s: nothing to add\\n' "\${RELAY_STAGE:-review}"
+`;
+
+/**
+ * The least git work one relay cycle stands for: the task branch and its commit, pushed;
+ * the paperwork commit on main, pushed; a merge commit built without a working tree, pushed.
+ */
+const GIT_CYCLE = `#!/usr/bin/env bash
+set -euo pipefail
+n=$1
+git switch -q -c "task-$n" main
+echo "feature for task $n" > "src/feature-$n.txt"
+git add src
+git commit -q -m "Task #$n: add the feature"
+git push -q origin "task-$n"
+git switch -q main
+printf 'Status: DONE\\nTask: %s\\n' "$n" > NEXT-STEPS.md
+printf 'Task: %s\\nOutcome: SHIPPED\\nBranch: task-%s\\n' "$n" "$n" > COWORK-STATUS.md
+git add NEXT-STEPS.md COWORK-STATUS.md
+git commit -q -m "Task #$n: status — SHIPPED (task-$n)"
+git push -q origin main
+tree=$(git merge-tree --write-tree main "task-$n")
+merge=$(git commit-tree "$tree" -p main -p "task-$n" -m "Merge task-$n")
+git push -q origin "$merge:refs/heads/main"
+git merge -q --ff-only "$merge"
+`;
+
+/** A fast-import stream: one commit on main holding `files` in total (3 of them relay's). */
+export function treeStream(files: number, when = 1_700_000_000): string {
+  const parts: string[] = [];
+  const add = (path: string, text: string) => {
+    parts.push(`M 100644 inline ${path}\ndata ${new TextEncoder().encode(text).length}\n${text}\n`);
+  };
+  const message = `initial: ${files} files\n`;
+  parts.push(
+    `commit refs/heads/main\n`,
+    `author ${IDENTITY.name} <${IDENTITY.email}> ${when} +0000\n`,
+    `committer ${IDENTITY.name} <${IDENTITY.email}> ${when} +0000\n`,
+    `data ${message.length}\n${message}`,
+  );
+  add("README.md", "# product\n");
+  add(".relay/config.yaml", "version: 1\n");
+  add(".relay/inbox/.gitkeep", "");
+  for (let i = 0; i < files - 3; i++) {
+    // 100 files a folder, as a real tree spreads them.
+    add(`src/d${Math.floor(i / 100)}/f${i}.txt`, `file ${i}\n`);
+  }
+  return parts.join("") + "\n";
+}
+
+/** A fast-import stream: `count` paperwork commits on top of `parent` (each rewrites the report). */
+export function historyStream(parent: string, count: number, when = 1_700_000_100): string {
+  const parts: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    const message = `Task #${i}: status — SHIPPED (task-${i})\n`;
+    const report = `Task: ${i}\nOutcome: SHIPPED\n`;
+    parts.push(
+      `commit refs/heads/main\n`,
+      `author ${IDENTITY.name} <${IDENTITY.email}> ${when + i} +0000\n`,
+      `committer ${IDENTITY.name} <${IDENTITY.email}> ${when + i} +0000\n`,
+      `data ${new TextEncoder().encode(message).length}\n${message}`,
+      i === 1 ? `from ${parent}\n` : "",
+      `M 100644 inline COWORK-STATUS.md\ndata ${report.length}\n${report}\n`,
+    );
+  }
+  return parts.join("");
+}
+
+/** A repository under the bench folder: a bare origin, a clone of it, an operator profile. */
+class Fixture {
+  readonly env: Record<string, string>;
+  task = 0;
+  constructor(readonly bench: Bench, readonly dir: string) {
+    this.env = { ...bench.env, XDG_CONFIG_HOME: join(dir, "xdg") };
+  }
+  get origin(): string {
+    return join(this.dir, "origin.git");
+  }
+  get work(): string {
+    return join(this.dir, "work");
+  }
+
+  async git(args: string[], opts: { cwd?: string; stdin?: string } = {}): Promise<string> {
+    return (await run("git", args, { cwd: opts.cwd ?? this.work, env: this.env, ...opts }))
+      .stdout.trim();
+  }
+
+  /** relay, as the compiled binary runs: the relay permission set and relay's deno.json. */
+  async relay(
+    args: string[],
+    opts: { stdin?: string; ok?: number[]; env?: Record<string, string> } = {},
+  ): Promise<Output> {
+    return await run(Deno.execPath(), [
+      "run",
+      "--quiet",
+      "-P=relay",
+      `--config=${join(ROOT, "deno.json")}`,
+      join(ROOT, "main.ts"),
+      ...args,
+    ], { cwd: this.work, ...opts, env: { ...this.env, ...opts.env } });
+  }
+
+  /** One whole relay cycle with instant agents: inbox add, promote, poll, review → merge. */
+  async cycle(): Promise<void> {
+    const task = ++this.task;
+    await this.relay(["inbox", "add", "-"], { stdin: brief(task) });
+    await this.relay(["promote"]);
+    const poll = await this.relay(["poll"]);
+    if (!/shipped/.test(poll.stdout)) throw new Error(describe(`relay poll (task ${task})`, poll));
+    const review = await this.relay(["review"]);
+    const subject = await this.git(["log", "-1", "--format=%s", "refs/heads/main"], {
+      cwd: this.origin,
+    });
+    if (!subject.startsWith(`Merge task-${task}:`)) {
+      throw new Error(describe(`relay review did not merge task ${task} (${subject})`, review));
+    }
+  }
+}
+
+class Bench {
+  readonly env: Record<string, string>;
+  constructor(readonly dir: string) {
+    const pass: Record<string, string> = {};
+    for (const name of ["SSL_CERT_FILE", "SSL_CERT_DIR", "DENO_TLS_CA_STORE"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) pass[name] = value;
+    }
+    this.env = {
+      HOME: join(dir, "home"),
+      GIT_CONFIG_GLOBAL: join(dir, "gitconfig"),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: IDENTITY.name,
+      GIT_AUTHOR_EMAIL: IDENTITY.email,
+      GIT_COMMITTER_NAME: IDENTITY.name,
+      GIT_COMMITTER_EMAIL: IDENTITY.email,
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_DIR: denoDir(),
+      ...pass,
+      LC_ALL: "C",
+      NO_COLOR: "1",
+    };
+  }
+
+  file(name: string): string {
+    return join(this.dir, "fakes", name);
+  }
+
+  async setUp(): Promise<void> {
+    await Deno.mkdir(join(this.dir, "home"), { recursive: true });
+    await Deno.mkdir(join(this.dir, "fakes"), { recursive: true });
+    await Deno.writeTextFile(
+      this.env.GIT_CONFIG_GLOBAL!,
+      `[user]\n\tname = ${IDENTITY.name}\n\temail = ${IDENTITY.email}\n[commit]\n\tgpgsign = false\n` +
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n",
+    );
+    await Deno.writeTextFile(this.file("executor.sh"), executorScript(false));
+    await Deno.writeTextFile(this.file("executor-wide.sh"), executorScript(true));
+    await Deno.writeTextFile(this.file("reviewer.sh"), REVIEWER);
+    await Deno.writeTextFile(this.file("git-cycle.sh"), GIT_CYCLE);
+    await Deno.writeTextFile(this.file("empty.ts"), "");
+  }
+
+  /** A repository of `files` tracked files (fast-import, not one process a file), cloned. */
+  async repo(name: string, files: number, executor = "executor.sh"): Promise<Fixture> {
+    const fx = new Fixture(this, join(this.dir, name));
+    await Deno.mkdir(fx.dir, { recursive: true });
+    await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", fx.origin], {
+      cwd: fx.dir,
+      env: this.env,
+    });
+    await fx.git(["fast-import", "--quiet"], { cwd: fx.origin, stdin: treeStream(files) });
+    await fx.git(["clone", "--quiet", `file://${fx.origin}`, fx.work], { cwd: fx.dir });
+    const profile = join(fx.dir, "xdg", "relay", "profile.yaml");
+    await Deno.mkdir(dirname(profile), { recursive: true });
+    const argv = (script: string) => JSON.stringify(["bash", this.file(script), "{prompt}"]);
+    await Deno.writeTextFile(
+      profile,
+      `roles:\n  executor:\n    vendor: command\n    argv: ${argv(executor)}\n    timeout: 10m\n` +
+        `  reviewer:\n    vendor: command\n    argv: ${argv("reviewer.sh")}\n    timeout: 10m\n` +
+        `worktree_root: ${join(fx.dir, "worktrees")}\n`,
+    );
+    return fx;
+  }
+}
+
+type Sides = { a: () => Promise<void>; b: () => Promise<void> };
+
+/** Each goal's fixtures, and its two sides. */
+const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
+  "1": async (bench) => {
+    const fx = await bench.repo("idle", 20);
+    await Deno.writeTextFile(
+      join(fx.work, "NEXT-STEPS.md"),
+      brief(1).replace("Status: QUEUED", "Status: DONE\nTask: 1"),
+    );
+    return {
+      a: async () => {
+        await fx.relay(["poll"]);
+      },
+      b: async () => {
+        await run(Deno.execPath(), ["run", "--quiet", bench.file("empty.ts")], {
+          cwd: bench.dir,
+          env: bench.env,
+        });
+      },
+    };
+  },
+  "2": async (bench) => {
+    const fx = await bench.repo("cycle-relay", 20);
+    const plain = await bench.repo("cycle-git", 20);
+    return {
+      a: () => fx.cycle(),
+      b: async () => {
+        await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {
+          cwd: plain.work,
+          env: plain.env,
+        });
+      },
+    };
+  },
+  "3": async (bench) => {
+    const large = await bench.repo("scale-20000", 20_000);
+    const small = await bench.repo("scale-20", 20);
+    return { a: () => large.cycle(), b: () => small.cycle() };
+  },
+  "4a": async (bench) => {
+    // A PR that rewrites 10,000 files, shipped and reviewed (PASS recorded), not merged:
+    // the review is stopped right after its verdict, so the gate has a whole PR to judge.
+    const fx = await bench.repo("gate", 10_003, "executor-wide.sh");
+    await fx.relay(["inbox", "add", "-"], { stdin: brief(1) });
+    await fx.relay(["promote"]);
+    const poll = await fx.relay(["poll"]);
+    if (!/shipped/.test(poll.stdout)) throw new Error(describe("relay poll (the wide PR)", poll));
+    // SIGKILL, by relay's own failpoint: 128 + 9.
+    await fx.relay(["review"], { env: { RELAY_FAILPOINT: "review-after-verdict" }, ok: [137] });
+    await fx.git(["fetch", "--quiet", "origin"]);
+    const base = await fx.git(["rev-parse", "origin/main"]);
+    const head = await fx.git(["rev-parse", "origin/task-1"]);
+    const touched = await fx.git(["diff", "--name-only", base, head]);
+    if (touched.split("\n").length < 10_000) {
+      throw new Error(`the gate's PR touches ${touched.split("\n").length} files, not 10,000`);
+    }
+    const judged = await fx.relay(["gate"], { ok: [0, 10, 11, 12] });
+    console.error(`goal 4a gate: ${judged.stdout.trim().split("\n").at(-1)} (exit ${judged.code})`);
+    return {
+      a: async () => {
+        // 0 MERGE, 10 REFUSE, 11 HUMAN, 12 WAIT: each is a judged PR; 13 would be no PR at all.
+        await fx.relay(["gate"], { ok: [0, 10, 11, 12] });
+      },
+      b: async () => {
+        await fx.git(["fetch", "--quiet", "origin"]);
+        await fx.git(["diff", "--raw", "-z", "-M", base, head]);
+        await fx.git(["merge-tree", "--write-tree", base, head]);
+      },
+    };
+  },
+  "4b": async (bench) => {
+    const fx = await bench.repo("audit", 20);
+    await fx.git(["fast-import", "--quiet"], {
+      cwd: fx.origin,
+      stdin: historyStream(
+        await fx.git(["rev-parse", "refs/heads/main"], { cwd: fx.origin }),
+        10_000,
+      ),
+    });
+    await fx.git(["pull", "--quiet", "--ff-only", "origin", "main"]);
+    return {
+      a: async () => {
+        // 0 clean, 1 something needs a person: both are a finished audit.
+        await fx.relay(["audit"], { ok: [0, 1] });
+      },
+      b: async () => {
+        await fx.git(["log", "--first-parent", "--name-only", "origin/main"]);
+      },
+    };
+  },
+};
+
+/** CPU count and model, OS, deno and git versions, and the load when the run ended. */
+async function machine(env: Record<string, string>, cwd: string): Promise<string> {
+  const git = (await run("git", ["--version"], { cwd, env })).stdout.trim().replace(
+    "git version ",
+    "",
+  );
+  const cpu = navigator.hardwareConcurrency;
+  let model = "";
+  try {
+    const info = await Deno.readTextFile("/proc/cpuinfo");
+    model = info.match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? "";
+  } catch { /* not Linux: the count alone */ }
+  const load = Deno.loadavg().map((l) => l.toFixed(2)).join(" ");
+  return `machine: ${cpu} CPUs${
+    model ? ` (${model})` : ""
+  }, ${Deno.build.os} ${Deno.osRelease()} ${Deno.build.arch}, deno ${Deno.version.deno}, git ${git}, load ${load}`;
+}
+
+async function main(args: string[]): Promise<number> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchArgs(args);
+  } catch (err) {
+    console.error(`bench: ${err instanceof Error ? err.message : err}`);
+    return 2;
+  }
+  const bench = new Bench(await Deno.makeTempDir({ prefix: "relay-bench-" }));
+  let missed = 0;
+  let failed = 0;
+  try {
+    await bench.setUp();
+    for (const goal of options.only ? [options.only] : GOALS) {
+      const label = `goal ${goal.id} ${goal.name}`;
+      try {
+        console.error(`${label}: building fixtures…`);
+        const sides = await SETUPS[goal.id]!(bench);
+        const times = await measure(options.pairs, sides.a, sides.b, (done, total) => {
+          console.error(`${label}: run ${done}/${total}`);
+        });
+        const aMs = median(times.a);
+        const bMs = median(times.b);
+        if (aMs / bMs > goal.limit) missed++;
+        console.log(ratioLine(goal, aMs, bMs));
+      } catch (err) {
+        failed++;
+        console.log(`${label}: ERROR ${err instanceof Error ? err.message : err}`);
+      }
+    }
+    console.log(await machine(bench.env, bench.dir));
+  } finally {
+    if (options.keep) console.error(`bench: fixtures kept in ${bench.dir}`);
+    else await Deno.remove(bench.dir, { recursive: true });
+  }
+  // A bench reports; it fails only when it could not measure, or with --check on a missed goal.
+  if (failed > 0) return 1;
+  return options.check && missed > 0 ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,166 @@
+/**
+ * scripts/bench.ts (`deno task bench`): its pure parts, and one smoke run of the fastest goal
+ * with a single pair. The suite never times anything: the smoke run asserts the output's
+ * shape, not its numbers.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  alternation,
+  findGoal,
+  formatMs,
+  GOALS,
+  historyStream,
+  measure,
+  median,
+  parseBenchArgs,
+  ratioLine,
+  treeStream,
+} from "../scripts/bench.ts";
+import { ROOT } from "./helpers/scene.ts";
+
+Deno.test("median() takes the middle value, or the mean of the middle two, of unsorted timings", () => {
+  assert.equal(median([5]), 5);
+  assert.equal(median([30, 10, 20]), 20);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(median([7, 7, 100, 7, 1]), 7);
+  assert.throws(() => median([]), RangeError);
+});
+
+Deno.test("alternation() runs the sides A B A B …, one of each per pair", () => {
+  assert.deepEqual(alternation(1), ["A", "B"]);
+  assert.deepEqual(alternation(3), ["A", "B", "A", "B", "A", "B"]);
+});
+
+Deno.test("measure() runs one untimed warm-up pair, then the pairs alternately, timing each run", async () => {
+  const calls: string[] = [];
+  const times = await measure(
+    3,
+    () => Promise.resolve(void calls.push("A")),
+    () => Promise.resolve(void calls.push("B")),
+  );
+  assert.deepEqual(calls, ["A", "B", "A", "B", "A", "B", "A", "B"]);
+  assert.equal(times.a.length, 3);
+  assert.equal(times.b.length, 3);
+});
+
+Deno.test("ratioLine() prints both medians, the ratio, the goal and MET or MISSED", () => {
+  const idle = findGoal("1")!;
+  assert.equal(
+    ratioLine(idle, 23.1, 13),
+    "goal 1 idle tick: relay 23.1 ms, bare deno 13.0 ms → 1.78× (goal ≤ 1.3×) MISSED",
+  );
+  assert.equal(
+    ratioLine(idle, 13, 13),
+    "goal 1 idle tick: relay 13.0 ms, bare deno 13.0 ms → 1.00× (goal ≤ 1.3×) MET",
+  );
+  assert.equal(
+    ratioLine(findGoal("gate")!, 2345, 1000),
+    "goal 4a gate: relay 2.35 s, git 1.00 s → 2.35× (goal ≤ 2×) MISSED",
+  );
+  assert.equal(formatMs(999.94), "999.9 ms");
+  assert.equal(formatMs(1000), "1.00 s");
+});
+
+Deno.test("parseBenchArgs() reads --pairs, --only (by id or name), --keep and --check, and refuses the rest", () => {
+  assert.deepEqual(parseBenchArgs([]), { pairs: 5, keep: false, check: false });
+  const opts = parseBenchArgs(["--", "--pairs", "7", "--only", "audit", "--keep", "--check"]);
+  assert.equal(opts.pairs, 7);
+  assert.equal(opts.only?.id, "4b");
+  assert.equal(parseBenchArgs(["--only", "3"]).only?.name, "scale");
+  for (const name of ["1", "idle", "idle-tick", "Idle tick"]) {
+    assert.equal(parseBenchArgs(["--only", name]).only?.id, "1", name);
+  }
+  assert.deepEqual(GOALS.map((g) => g.id), ["1", "2", "3", "4a", "4b"]);
+  assert.throws(() => parseBenchArgs(["--pairs", "0"]), /--pairs "0"/);
+  assert.throws(() => parseBenchArgs(["--pairs", "2.5"]), /--pairs "2.5"/);
+  assert.throws(() => parseBenchArgs(["--only", "9"]), /--only "9" names no goal/);
+  assert.throws(() => parseBenchArgs(["--fast"]));
+});
+
+/** Runs git in `cwd` with no global or system config; stdout trimmed. */
+async function git(cwd: string, args: string[], stdin?: string): Promise<string> {
+  const child = new Deno.Command("git", {
+    args,
+    cwd,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+    },
+    clearEnv: true,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  assert.equal(out.code, 0, `git ${args.join(" ")}: ${text(out.stderr)}`);
+  return text(out.stdout).trim();
+}
+
+Deno.test("the fast-import streams build a tree of exactly N files and N paperwork commits on top", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-bench-test-" });
+  try {
+    await git(dir, ["init", "--quiet", "--bare", "--initial-branch=main", "repo.git"]);
+    const repo = join(dir, "repo.git");
+    await git(repo, ["fast-import", "--quiet"], treeStream(250));
+    const files = (await git(repo, ["ls-tree", "-r", "--name-only", "main"])).split("\n");
+    assert.equal(files.length, 250);
+    assert.ok(files.includes(".relay/config.yaml"));
+    assert.ok(files.includes("src/d2/f246.txt"));
+    const root = await git(repo, ["rev-parse", "main"]);
+    await git(repo, ["fast-import", "--quiet"], historyStream(root, 30));
+    assert.equal(await git(repo, ["rev-list", "--count", "--first-parent", "main"]), "31");
+    assert.equal(await git(repo, ["rev-list", "--max-parents=0", "main"]), root);
+    assert.equal(
+      await git(repo, ["show", "--name-only", "--format=%s", "main"]),
+      "Task #30: status — SHIPPED (task-30)\n\nCOWORK-STATUS.md",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task bench --only 1 --pairs 1 prints one goal line and the machine, and removes its fixtures", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "relay-bench-tmp-" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "-P=bench",
+        `--config=${join(ROOT, "deno.json")}`,
+        join(ROOT, "scripts", "bench.ts"),
+        "--only",
+        "idle",
+        "--pairs",
+        "1",
+      ],
+      cwd: ROOT,
+      // The bench's temp folder goes under `tmp`, so the test can see that it is gone.
+      env: { ...Deno.env.toObject(), TMPDIR: tmp, NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, stdout + stderr);
+    const lines = stdout.trimEnd().split("\n");
+    assert.equal(lines.length, 2, stdout);
+    assert.match(
+      lines[0]!,
+      /^goal 1 idle tick: relay \d+\.\d+ m?s, bare deno \d+\.\d+ m?s → \d+\.\d\d× \(goal ≤ 1\.3×\) (MET|MISSED)$/,
+    );
+    assert.match(lines[1]!, /^machine: \d+ CPUs.*, deno \d+\.\d+\.\d+, git \d+\.\d+/);
+    assert.deepEqual([...Deno.readDirSync(tmp)], [], "the bench removed its temp folder");
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});

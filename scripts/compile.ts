@@ -6,7 +6,8 @@
  *   deno task compile --all                     # every release target
  *
  * Each binary is written to dist/relay-<target>[.exe] and carries the "relay"
- * permission set from deno.json (-P=relay) plus the relay/ folder (--include).
+ * permission set from deno.json (-P=relay), the relay/ folder and the command line main.ts
+ * loads lazily (--include).
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +34,10 @@ export function compileArgs(target: string): string[] {
     "-P=relay",
     "--include",
     "relay/",
+    // main.ts loads the command line by a computed specifier (so the idle poll loads nothing):
+    // named here, it and every module it imports go into the binary.
+    "--include",
+    "lib/cli/dispatch.ts",
     "--target",
     target,
     "-o",

@@ -58,7 +58,7 @@ Deno.test("README's profile example is a valid operator profile", () => {
 });
 
 Deno.test("README's commands table names exactly the commands main.ts dispatches", () => {
-  const main = Deno.readTextFileSync(join(ROOT, "main.ts"));
+  const main = Deno.readTextFileSync(join(ROOT, "lib", "cli", "dispatch.ts"));
   const dispatched = [...main.matchAll(/^ {2}"?([\w-]+)"?: async \(\) =>/gm)].map((m) => m[1]!);
   const documented = [...README.matchAll(/^\| `relay ([\w-]+)/gm)].map((m) => m[1]!);
   assert.deepEqual([...new Set(documented)].sort(), [...dispatched].sort());

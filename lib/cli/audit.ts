@@ -48,6 +48,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     : config.main;
   let from: string | null;
   let fromWhat: string;
+  let commits: AuditCommit[];
   if (values.since !== undefined) {
     from = await git.resolve(values.since);
     if (!from) {
@@ -57,23 +58,18 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
       );
     }
     fromWhat = `after ${values.since} (${from.slice(0, 12)})`;
+    commits = (await firstParentHistory(git, `${from}..${tip}`)).commits;
   } else {
-    // The commit that set relay up (added its config); nothing before it went through relay.
-    const added = await git.out([
-      "log",
-      "--first-parent",
-      "--diff-filter=A",
-      "--format=%H",
-      tip,
-      "--",
-      CONFIG_FILE,
-    ]);
-    from = added.split("\n").filter((l) => l).at(-1) ?? null;
+    // From the commit that set relay up (added its config): nothing before it went through
+    // relay. Found in the same walk as the rest: the history is read once.
+    const all = await firstParentHistory(git, tip);
+    const setup = all.commits.findIndex((c) => c.added.includes(CONFIG_FILE));
+    from = setup < 0 ? null : all.commits[setup]!.sha;
+    commits = all.commits.slice(setup + 1);
     fromWhat = from
       ? `after relay was set up (${from.slice(0, 12)} added ${CONFIG_FILE})`
       : "since the first commit";
   }
-  const commits = await firstParentHistory(git, from ? `${from}..${tip}` : tip);
   const notes = await readAllNotes(git, [NOTES_REF, REMOTE_NOTES_REF]);
   const entries = audit(commits, notes);
   const violations = entries.filter((e) => e.class === "violation");
@@ -87,9 +83,13 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
       violations: violations.map((e) => ({ sha: e.sha, subject: e.subject, ...e.violation })),
     });
   } else {
-    console.log(`audit: ${target} ${tip.slice(0, 12)}, ${entries.length} commits ${fromWhat}`);
-    for (const w of warnings) console.log(`warning: ${w}`);
-    for (const e of entries) console.log(line(e));
+    // One write: a console.log per commit costs more than the git log on a long history.
+    const lines = [
+      `audit: ${target} ${tip.slice(0, 12)}, ${entries.length} commits ${fromWhat}`,
+      ...warnings.map((w) => `warning: ${w}`),
+      ...entries.map(line),
+    ];
+    console.log(lines.join("\n"));
     const count = (c: AuditEntry["class"]) => entries.filter((e) => e.class === c).length;
     console.log(
       `\n${count("paperwork")} paperwork, ${count("settings")} settings, ${
@@ -132,34 +132,49 @@ function line(e: AuditEntry): string {
   return `  ${e.sha.slice(0, 12)}  ${LABEL[e.class].padEnd(9)}  ${what}`;
 }
 
-/** `range`'s first-parent commits, oldest first, each with the paths it changed against its first parent. */
-async function firstParentHistory(git: Git, range: string): Promise<AuditCommit[]> {
+/**
+ * `range`'s first-parent commits, oldest first, each with the paths it changed against its
+ * first parent and, of those, the ones it added. One `git log`.
+ */
+async function firstParentHistory(
+  git: Git,
+  range: string,
+): Promise<{ commits: (AuditCommit & { added: string[] })[] }> {
   const out = await git.out([
     "log",
     "--first-parent",
     "--diff-merges=first-parent",
-    "--name-only",
+    "--name-status",
     "--no-renames",
     "-z",
     "--format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s",
     range,
     "--",
   ]);
-  const commits: AuditCommit[] = [];
+  const commits: (AuditCommit & { added: string[] })[] = [];
   for (const chunk of out.split("\x1e")) {
     if (!chunk.trim()) continue;
     const end = chunk.indexOf("\0");
     const header = end < 0 ? chunk : chunk.slice(0, end);
     const [sha, parents, author, subject] = header.split("\x1f");
-    const files = end < 0 ? [] : chunk.slice(end + 1).split("\0").map((f) => f.replace(/^\n/, ""))
-      .filter((f) => f !== "");
+    // "<status>\0<path>\0" per path (no renames, so one path each).
+    const fields = end < 0 ? [] : chunk.slice(end + 1).split("\0").map((f) => f.replace(/^\n/, ""));
+    const files: string[] = [];
+    const added: string[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const [status, path] = [fields[i]!, fields[i + 1]!];
+      if (!status || !path) continue;
+      files.push(path);
+      if (status === "A") added.push(path);
+    }
     commits.push({
       sha: sha!,
       parents: (parents ?? "").split(" ").filter((p) => p),
       author: author ?? "",
       subject: subject ?? "",
       files,
+      added,
     });
   }
-  return commits.reverse();
+  return { commits: commits.reverse() };
 }

@@ -35,17 +35,15 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     if (!(err instanceof RetryError)) throw err;
     warnings.push(`${err.message}: audited what this clone already has`);
   }
-  const tip = await git.resolve(`refs/remotes/${config.remote}/${config.main}`) ??
-    await git.resolve(`refs/heads/${config.main}`);
+  const remoteTip = await git.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  const tip = remoteTip ?? await git.resolve(`refs/heads/${config.main}`);
   if (!tip) {
     throw new UsageError(
       `neither ${config.remote}/${config.main} nor ${config.main} exists here: fetch it first`,
       "audit",
     );
   }
-  const target = (await git.resolve(`refs/remotes/${config.remote}/${config.main}`))
-    ? `${config.remote}/${config.main}`
-    : config.main;
+  const target = remoteTip ? `${config.remote}/${config.main}` : config.main;
   let from: string | null;
   let fromWhat: string;
   let commits: AuditCommit[];

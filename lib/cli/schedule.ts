@@ -14,6 +14,7 @@
 import { dirname, join, resolve } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { run } from "../proc/run.ts";
+import { readTextOrNull } from "../state/json_file.ts";
 import { shellLine, shellWord } from "../proc/shell.ts";
 import { findProgram } from "../agents/which.ts";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
@@ -365,15 +366,6 @@ function launchdAgents(root: string, slug: string, plan: TickPlan): Map<string, 
   return files;
 }
 
-async function readOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
-}
-
 /** The commands that start the written units, or stop them before (and after) they go. */
 function activation(kind: "systemd" | "launchd", dir: string, slug: string) {
   const names = unitFiles(kind, slug);
@@ -464,7 +456,7 @@ async function units(
   const changed: string[] = [];
   for (const [name, text] of files) {
     const path = join(dir, name);
-    const have = await readOrNull(path);
+    const have = await readTextOrNull(path);
     if (have !== null && !hasMarker(kind, root, have)) {
       throw new InputError(
         { file: path },
@@ -508,7 +500,7 @@ async function uninstallUnits(
   const foreign: string[] = [];
   for (const name of unitFiles(kind, slug)) {
     const path = join(dir, name);
-    const have = await readOrNull(path);
+    const have = await readTextOrNull(path);
     if (have === null) continue;
     (hasMarker(kind, root, have) ? ours : foreign).push(path);
   }

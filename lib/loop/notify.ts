@@ -86,7 +86,7 @@ export function changeOfResult(
       // The gate's REFUSE is its own kind: the PR was out of scope, not merely wrong.
       const why = typeof r.why === "string" ? r.why.trim() : "";
       return {
-        kind: /merge gate refused/i.test(why) ? "refused" : "sent-back",
+        kind: r.refused === true ? "refused" : "sent-back",
         key: `${t}:${r.fixTask ?? r.message}`,
         task: t,
         reason: why ? `${r.message} (${why})` : r.message,

@@ -60,7 +60,15 @@ export type ReviewResult =
   | { kind: "settled"; message: string }
   | { kind: "human"; message: string; files: string[] }
   | { kind: "merged"; message: string; task: number; sha: string }
-  | { kind: "fix"; message: string; task: number; fixTask: number; why: string }
+  | {
+    kind: "fix";
+    message: string;
+    task: number;
+    fixTask: number;
+    why: string;
+    /** The merge gate refused the PR (rather than a verdict's or a stage's FAIL). */
+    refused: boolean;
+  }
   /** relay accept/reject --intent-only: what it would do, and the digest to do it with. */
   | { kind: "intent"; message: string; digest: string; intent: Intent }
   /** relay accept/reject --expect with a digest the state no longer yields. */

@@ -18,6 +18,9 @@ import {
 } from "./planner.ts";
 import { sendsBack } from "../state/reviews.ts";
 
+/** Why a PR goes back when the merge gate refuses it (before review or after). */
+const GATE_REFUSED = "The merge gate refused this PR.";
+
 const short = (sha: string) => sha.slice(0, 12);
 
 export function nextPlanner(s: PlannerState): PlannerEffect {
@@ -121,7 +124,7 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       return sendBack(
         s,
         [{ severity: "blocker", text: s.scope!.finding }],
-        "The merge gate refused this PR (checked before review).",
+        `${GATE_REFUSED} (checked before review).`,
       );
     case "scope-human":
       return { kind: "route-to-person", files: s.scope!.files };
@@ -242,7 +245,7 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     case "gate-wait":
       return wait("gate", `waiting: ${waitReasons(s.decision!)}`);
     case "gate-refused":
-      return sendBack(s, refusals(s.decision!), "The merge gate refused this PR.");
+      return sendBack(s, refusals(s.decision!), GATE_REFUSED);
     case "ready-for-person": {
       const how =
         `relay accept ${sub.task} --intent-only, then relay accept ${sub.task} --expect <digest> (or relay reject ${sub.task} --intent-only --text "…")`;
@@ -299,7 +302,12 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
         `task ${sub.task}: sent back — fix brief ${
           s.sentBack!.fix
         } is open in NEXT-STEPS.md (round ${record.fixes.length}/${seen.fixRounds})`,
-        { task: sub.task, fixTask: s.sentBack!.fix, why: s.sentBack!.why },
+        {
+          task: sub.task,
+          fixTask: s.sentBack!.fix,
+          why: s.sentBack!.why,
+          refused: s.sentBack!.why.startsWith(GATE_REFUSED),
+        },
       );
     case "with-person":
       return done(

@@ -60,11 +60,19 @@ Deno.test("build output an agent leaves behind is never committed; relay names w
     "module.exports = 1;\n",
   );
 
-  // Once merged, the worktree holds nothing but that build output: it goes, without --force.
+  // Once merged, the worktree holds nothing but that build output: it goes, without --force,
+  // and the clean worktree is parked as the spare the next task switches to.
   const review = await scene.relay(["review"]);
   assert.equal(review.code, 0, all(review));
-  assert.match(review.stderr, /removed the worktree of task-1 \(the branch stays\)/);
+  assert.match(
+    review.stderr,
+    /parked the worktree of task-1 for the next task \(the branch stays\)/,
+  );
   assert.equal(await exists(wt), false);
+  const spare = join(scene.worktrees, "spare");
+  assert.equal(await exists(join(spare, "node_modules")), false);
+  assert.equal(await exists(join(spare, "__pycache__")), false);
+  assert.ok(await exists(join(spare, "src/feature-1.txt")));
 });
 
 Deno.test("a finished task's worktree with anything besides build output in it stays for a person", async () => {
@@ -75,7 +83,7 @@ Deno.test("a finished task's worktree with anything besides build output in it s
   await Deno.writeTextFile(join(wt, "notes.txt"), "a person's notes\n");
   const review = await scene.relay(["review"]);
   assert.equal(review.code, 0, all(review));
-  assert.doesNotMatch(review.stderr, /removed the worktree/);
+  assert.doesNotMatch(review.stderr, /removed the worktree|parked the worktree/);
   assert.equal(await Deno.readTextFile(join(wt, "notes.txt")), "a person's notes\n");
   assert.ok(await exists(join(wt, "node_modules/a/index.js")));
 });

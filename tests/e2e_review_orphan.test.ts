@@ -111,7 +111,8 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, never join
   try {
     assert.equal(journal.task, 1);
     assert.match(journal.runId, /review1-t1$/);
-    assert.equal(journal.worktree, join(scene.worktrees, `review-${journal.runId}`));
+    // The reviewer's checkout that turns share (lib/loop/effects/review_checkout.ts).
+    assert.equal(journal.worktree, join(scene.worktrees, "review"));
     assert.ok(journal.deadline, "a reviewer with a turn limit has a deadline");
     assert.equal(Date.parse(journal.deadline) - Date.parse(journal.started), 60_000);
     assert.ok(await running(journal.pid), "the orphaned reviewer should still run");
@@ -184,7 +185,20 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, never join
     assert.notEqual(record.verdicts[0]!.runId, journal.runId);
     assert.equal(record.verdicts[0]!.verdict, "PASS");
     assert.equal(await exists(join(stateDir(scene), "review-journal.json")), false);
-    assert.equal(await exists(journal.worktree), false, "the orphan's clean worktree was left");
+    // The checkout the orphan used is the one the replayed turn ran in: switched and verified
+    // clean, and left clean by that turn; no per-run worktree stays behind.
+    const status = await new Deno.Command("git", {
+      args: ["-C", journal.worktree, "status", "--porcelain", "--untracked-files=all", "--ignored"],
+      env: scene.env,
+    }).output();
+    assert.equal(
+      new TextDecoder().decode(status.stdout),
+      "",
+      "the reviewer's checkout is not clean",
+    );
+    const left = [];
+    for await (const e of Deno.readDir(scene.worktrees)) left.push(e.name);
+    assert.deepEqual(left.filter((n) => n.startsWith("review")), ["review"]);
   } finally {
     killGroupQuietly(journal.pid);
   }

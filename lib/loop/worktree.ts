@@ -5,7 +5,7 @@
  */
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { HoldError } from "../errors.ts";
-import type { Git } from "../git/git.ts";
+import { Git } from "../git/git.ts";
 
 export interface WorktreeEntry {
   path: string;
@@ -72,7 +72,7 @@ async function exists(path: string): Promise<boolean> {
 export async function ensureWorktree(
   primary: Git,
   opts: { path: string; branch: string; remote: string; start: string },
-): Promise<"created" | "reused"> {
+): Promise<"created" | "reused" | "recycled"> {
   const { path, branch, remote, start } = opts;
   const list = parseWorktreeList(
     await primary.out(["worktree", "list", "--porcelain", "-z"]),
@@ -113,6 +113,14 @@ export async function ensureWorktree(
   }
   const local = await primary.resolve(`refs/heads/${branch}`);
   const remoteBranch = await primary.resolve(`refs/remotes/${remote}/${branch}`);
+  // A finished task's worktree, parked clean: switching it writes only the files that differ.
+  const spare = join(dirname(path), SPARE_WORKTREE);
+  if (list.some((w) => resolve(w.path) === resolve(spare) && w.branch === null)) {
+    const args = local
+      ? ["switch", "--quiet", "--no-guess", branch]
+      : ["switch", "--quiet", "--no-track", "-c", branch, remoteBranch ?? start];
+    if (await recycle(primary, spare, path, args)) return "recycled";
+  }
   if (local) {
     await primary.run(["worktree", "add", "--quiet", "--", path, branch]);
   } else if (remoteBranch) {
@@ -141,4 +149,55 @@ export async function ensureWorktree(
     ]);
   }
   return "created";
+}
+
+/** The folder, under the worktree root, where a finished task's worktree waits for the next task. */
+export const SPARE_WORKTREE = "spare";
+
+/**
+ * Parks a finished task's worktree as the spare the next task starts from, instead of
+ * removing it: a fresh worktree writes every file of the repository, the spare only the
+ * files that differ. Only a clean worktree is parked (nothing tracked changed, nothing
+ * untracked that git does not ignore); its ignored files go, as they would with the folder,
+ * so the next task starts as in a fresh checkout. Returns false when it was not parked
+ * (another spare waits, or it is not clean): the caller removes it as before.
+ */
+export async function parkWorktree(primary: Git, path: string): Promise<boolean> {
+  const spare = join(dirname(path), SPARE_WORKTREE);
+  if (await exists(spare)) return false;
+  const wt = new Git(path);
+  const status = await wt.run(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], {
+    allowFail: true,
+  });
+  if (status.code !== 0 || status.stdout !== "") return false;
+  // Detached where it is: no file changes, and the task's branch is free to be used elsewhere.
+  await wt.run(["switch", "--quiet", "--detach"]);
+  await wt.run(["clean", "-d", "-X", "-f", "-q"]);
+  return (await primary.run(["worktree", "move", "--", path, spare], { allowFail: true }))
+    .code === 0;
+}
+
+/**
+ * Moves the spare worktree to `path` and switches it with `args`; false (the spare left
+ * where it was) when it is not clean or the switch fails.
+ */
+async function recycle(
+  primary: Git,
+  spare: string,
+  path: string,
+  args: string[],
+): Promise<boolean> {
+  if (!(await exists(spare))) return false;
+  const left = await new Git(spare).run([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--ignored",
+  ], { allowFail: true });
+  if (left.code !== 0 || left.stdout !== "") return false;
+  await primary.run(["worktree", "move", "--", spare, path]);
+  if ((await new Git(path).run(args, { allowFail: true })).code === 0) return true;
+  await primary.run(["worktree", "move", "--", path, spare], { allowFail: true });
+  return false;
 }

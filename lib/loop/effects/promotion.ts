@@ -14,7 +14,7 @@ import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
 import { runPlan } from "../plan.ts";
 import { PLAN_SECTION, planDigest, planGate } from "../plan_gate.ts";
 import { HoldError } from "../../errors.ts";
-import { parseWorktreeList } from "../worktree.ts";
+import { parkWorktree, parseWorktreeList } from "../worktree.ts";
 import { clearUntrackedBuildOutput } from "../build_output.ts";
 import { type PlanContext, prOf, ready } from "./context.ts";
 
@@ -130,9 +130,9 @@ async function planNext(tick: PlanContext, task: number, file: string): Promise<
 }
 
 /**
- * The task is over: its worktree goes, when it is clean (plain `git worktree
- * remove` refuses anything else, which then stays for a person). The branch and
- * every commit on it stay.
+ * The task is over: its worktree is parked for the next task, or goes, when it is
+ * clean (plain `git worktree remove` refuses anything else, which then stays for a
+ * person). The branch and every commit on it stay.
  */
 async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<void> {
   const wt = await taskWorktree(tick, branch);
@@ -141,6 +141,10 @@ async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<vo
   // What relay never commits is all that may be left (no .gitignore): it goes first.
   await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(config.neverCommit))
     .catch(() => {});
+  if (await parkWorktree(primary, wt.path)) {
+    tick.log.step(`parked the worktree of ${branch} for the next task (the branch stays)`);
+    return;
+  }
   const res = await primary.run(["worktree", "remove", "--", wt.path], { allowFail: true });
   if (res.code === 0) tick.log.step(`removed the worktree of ${branch} (the branch stays)`);
 }

@@ -5,6 +5,7 @@
  * destroying anything (its work kept under refs/relay/void/). The turn itself
  * is review_turn.ts.
  */
+import { dirname, join, resolve } from "node:path";
 import { Git } from "../../git/git.ts";
 import { orphanTurn } from "../../agents/turn.ts";
 import type { BuildOutputMatcher } from "../../git/build_output.ts";
@@ -16,6 +17,7 @@ import {
   unreachable,
 } from "../turn_anchors.ts";
 import { withoutUntrackedBuildOutput } from "../build_output.ts";
+import { parseWorktreeList, type WorktreeEntry } from "../worktree.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { forgeOf, type PlanContext, type PlanSubject, ready } from "./context.ts";
 
@@ -142,17 +144,109 @@ export async function snapshot(
 }
 
 /**
- * A review tick killed mid-turn leaves its disposable worktree behind. Remove
- * the clean ones (plain `git worktree remove` refuses anything dirty, which
- * then stays for a person to look at).
+ * A review tick killed mid-turn (or a relay before the reusable checkout) leaves a per-run
+ * worktree behind. Remove the clean ones (plain `git worktree remove` refuses anything dirty,
+ * which then stays for a person to look at). Returns the worktrees still registered.
  */
-export async function removeLeftoverReviewWorktrees(primary: Git): Promise<void> {
-  const list = await primary.out(["worktree", "list", "--porcelain"]);
-  for (const line of list.split("\n")) {
-    const path = line.startsWith("worktree ") ? line.slice("worktree ".length) : "";
-    if (/\/review-[^/]+-review\d+-t\d$/.test(path)) {
-      await primary.run(["worktree", "remove", "--", path], { allowFail: true });
+export async function removeLeftoverReviewWorktrees(primary: Git): Promise<WorktreeEntry[]> {
+  const list = parseWorktreeList(await primary.out(["worktree", "list", "--porcelain", "-z"]));
+  const kept: WorktreeEntry[] = [];
+  for (const w of list) {
+    if (/[\\/]review-[^/\\]+-(review|polish|docs|security|plan)\d+-t\d$/.test(w.path)) {
+      const res = await primary.run(["worktree", "remove", "--", w.path], { allowFail: true });
+      if (res.code === 0) continue;
     }
+    kept.push(w);
+  }
+  return kept;
+}
+
+/** The folder, under the worktree root, of the reviewer's checkout that turns share. */
+export const REVIEW_CHECKOUT = "review";
+
+/**
+ * The checkout a reviewer-side turn runs in, on `head` and clean. One folder serves every
+ * turn: switched with `git checkout --detach` (git writes only the files that differ, so a
+ * turn costs what the change costs, not what the repository weighs), then rid of what
+ * earlier turns left that git ignores or relay never commits, then verified: HEAD is `head`
+ * and `git status --ignored` lists nothing. A checkout holding anything else (a turn killed
+ * before relay looked at it) is moved aside, never cleaned, and a fresh one made. When the
+ * folder is taken by something that is not this repository's worktree, the turn gets a
+ * checkout of its own (`kept: false`: removed after the turn, as before).
+ */
+export async function reviewCheckout(
+  primary: Git,
+  opts: {
+    root: string;
+    head: string;
+    runId: string;
+    registered: readonly WorktreeEntry[];
+    buildOutput: BuildOutputMatcher;
+    log: { step(message: string): void };
+  },
+): Promise<{ path: string; kept: boolean }> {
+  const path = join(opts.root, REVIEW_CHECKOUT);
+  const mine = opts.registered.some((w) => resolve(w.path) === resolve(path));
+  if (mine && await exists(path)) {
+    const why = await switchClean(new Git(path), opts.head, opts.buildOutput);
+    if (why === null) return { path, kept: true };
+    const aside = `${path}.stale-${opts.runId}`;
+    await Deno.rename(path, aside);
+    opts.log.step(`the reviewer's checkout was not clean (${why}): moved aside to ${aside}`);
+  }
+  if (mine) await primary.run(["worktree", "prune"]);
+  if (await exists(path)) {
+    const own = join(opts.root, `review-${opts.runId}`);
+    await addDetached(primary, own, opts.head);
+    return { path: own, kept: false };
+  }
+  await addDetached(primary, path, opts.head);
+  return { path, kept: true };
+}
+
+async function addDetached(primary: Git, path: string, head: string): Promise<void> {
+  await primary.run(["worktree", "add", "--quiet", "--detach", "--", path, head]);
+}
+
+/**
+ * Switches a reused checkout to `head` and clears what earlier turns left; returns null
+ * when it is then clean, or what is in the way (nothing is deleted then).
+ */
+async function switchClean(
+  wt: Git,
+  head: string,
+  buildOutput: BuildOutputMatcher,
+): Promise<string | null> {
+  const co = await wt.run(["checkout", "--quiet", "--detach", head], { allowFail: true });
+  if (co.code !== 0) return `git checkout ${head.slice(0, 12)}: ${co.stderr.trim().split("\n")[0]}`;
+  // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
+  const left = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=normal"]))
+    .split("\0").filter((e) => e !== "");
+  const foreign = left.filter((e) => !e.startsWith("?? ") || !buildOutput.match(e.slice(3)));
+  if (foreign.length) return `${foreign.length} change(s), e.g. ${foreign[0]}`;
+  // Ignored files and untracked build output are earlier turns' leftovers, as a fresh
+  // checkout would not have them; one -f leaves nested repositories, which the check sees.
+  await wt.run(["clean", "-d", "-x", "-f", "-q"]);
+  const check = (await wt.out([
+    "status",
+    "--porcelain=v2",
+    "--branch",
+    "-z",
+    "--untracked-files=all",
+    "--ignored",
+  ])).split("\0").filter((e) => e !== "");
+  const oid = check.find((e) => e.startsWith("# branch.oid "))?.slice("# branch.oid ".length);
+  if (oid !== head) return `HEAD is ${oid?.slice(0, 12) ?? "unknown"} after the checkout`;
+  const rest = check.filter((e) => !e.startsWith("# "));
+  return rest.length ? `${rest.length} file(s) left after cleaning, e.g. ${rest[0]}` : null;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -209,7 +303,8 @@ export async function voidTurn(
   for (const [ref, sha] of was) {
     if (!now.has(ref)) await tick.primary.updateRef(ref, sha, restore, "");
   }
-  const aside = `${worktree}.void`;
+  // Named by the run: the reusable checkout's folder name is the same every turn.
+  const aside = join(dirname(worktree), `review-${runId}.void`);
   await Deno.rename(worktree, aside);
   await tick.primary.run(["worktree", "prune"]);
   tick.log.step(`kept the void turn's files at ${aside}`);

@@ -9,7 +9,7 @@
  * Reports facts: voids and the verdict as they happen (through `emit`), or
  * why there is none.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
@@ -43,6 +43,7 @@ import { requireFrozenProgram } from "./freeze.ts";
 import {
   keepReviewerCommits,
   removeLeftoverReviewWorktrees,
+  reviewCheckout,
   settleOrphanReviewer,
   snapshot,
   type Tick,
@@ -104,16 +105,25 @@ export async function runReview(
   if (busy) return busy;
   const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
   checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
-  await removeLeftoverReviewWorktrees(tick.primary);
+  let registered = await removeLeftoverReviewWorktrees(tick.primary);
+  const buildOutput = buildOutputMatcher(tick.config.neverCommit);
   let notes: string[] = [];
   for (let turn = 1; turn <= 2; turn++) {
     const runId = newRunId(`${stage ?? "review"}${s.task}-t${turn}`);
     const runDir = join(tick.state.runs, runId);
     await Deno.mkdir(runDir, { recursive: true });
-    const worktree = join(root, `review-${runId}`);
-    await tick.primary.run(["worktree", "add", "--quiet", "--detach", "--", worktree, pr.head]);
+    const checkout = await reviewCheckout(tick.primary, {
+      root,
+      head: pr.head,
+      runId,
+      registered,
+      buildOutput,
+      log: tick.log,
+    });
+    const worktree = checkout.path;
+    // A void turn's checkout is moved aside: the next turn makes a fresh one.
+    registered = [];
     const wt = new Git(worktree);
-    const buildOutput = buildOutputMatcher(tick.config.neverCommit);
     const before = await snapshot(wt, tick.primary, buildOutput);
     // What the executor may not touch, the reviewer may not either: git's control files,
     // relay's records, the operator profile — and no push through the remote's name.
@@ -133,7 +143,8 @@ export async function runReview(
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
     const headMark = await markTurn(
       tick.repo.commonDir,
-      (await worktreeGitDir(worktree)) ?? join(tick.repo.commonDir, "worktrees", `review-${runId}`),
+      (await worktreeGitDir(worktree)) ??
+        join(tick.repo.commonDir, "worktrees", basename(worktree)),
       null,
     );
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes, stage, previewUrl);
@@ -213,7 +224,10 @@ export async function runReview(
         }
         continue;
       }
-      await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
+      // The shared checkout stays for the next turn (which switches and verifies it).
+      if (!checkout.kept) {
+        await tick.primary.run(["worktree", "remove", "--", worktree], { allowFail: true });
+      } else registered = [{ path: worktree, head: pr.head, branch: null }];
       const parsed = out.problem
         ? { ok: false as const, problem: out.problem }
         : parseVerdict(out.text);

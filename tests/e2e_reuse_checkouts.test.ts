@@ -1,0 +1,117 @@
+/**
+ * End to end, checkouts that cost what the change costs (issue 10, goal 3): a
+ * finished task's clean worktree is parked and the next task switches it to
+ * its branch instead of writing the whole tree again; reviewer-side turns share
+ * one checkout switched with `git checkout --detach`, which starts clean and is
+ * verified clean. Nothing that is not relay's leftover is ever deleted: a
+ * checkout holding anything else is moved aside or left alone.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { all, brief, exists, makeScene, queue, type Scene } from "./helpers/scene.ts";
+
+async function status(scene: Scene, dir: string): Promise<string> {
+  return (await scene.git(dir, ["status", "--porcelain", "--untracked-files=all", "--ignored"]))
+    .stdout;
+}
+
+async function shipAndMerge(scene: Scene, task: number): Promise<{ poll: string; review: string }> {
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, new RegExp(`task ${task} shipped`));
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stdout, new RegExp(`task ${task} merged`));
+  return { poll: poll.stderr, review: review.stderr };
+}
+
+async function folders(scene: Scene): Promise<string[]> {
+  const names = [];
+  for await (const e of Deno.readDir(scene.worktrees)) names.push(e.name);
+  return names.sort();
+}
+
+Deno.test("the next task switches the last task's parked worktree; reviewer turns share one checkout, cleaned and verified", async () => {
+  await using scene = await makeScene({ config: "" });
+  // A file git ignores: a fresh checkout never has one, so a reused one must not either.
+  await scene.write(".gitignore", "*.log\n");
+  await scene.git(scene.work, ["add", ".gitignore"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "ignore logs"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+
+  const first = await shipAndMerge(scene, 1);
+  assert.match(first.poll, /task 1: worktree created at .*task-1 on task-1/);
+  assert.match(
+    first.review,
+    /parked the worktree of task-1 for the next task \(the branch stays\)/,
+  );
+  assert.deepEqual(await folders(scene), ["review", "spare"]);
+  const review = join(scene.worktrees, "review");
+  assert.equal(await status(scene, review), "");
+  // What an earlier turn left that git ignores, in both kept checkouts.
+  await Deno.writeTextFile(join(review, "turn.log"), "left by a turn\n");
+
+  const second = await shipAndMerge(scene, 2);
+  assert.match(second.poll, /task 2: worktree recycled at .*task-2 on task-2/);
+  assert.doesNotMatch(second.poll, /worktree created/);
+  // The branch it switched to starts at main with task 1 merged, not at task 1's branch.
+  const merge1 = await scene.out(["log", "--format=%H", "--merges", "--reverse", "origin/main"]);
+  assert.equal(
+    (await scene.git(
+      scene.work,
+      ["merge-base", "--is-ancestor", merge1.split("\n")[0]!, "task-2"],
+      true,
+    ))
+      .code,
+    0,
+  );
+  assert.deepEqual(
+    (await scene.out(["ls-tree", "--name-only", "task-2", "src/"])).split("\n"),
+    ["src/app.txt", "src/feature-1.txt", "src/feature-2.txt"],
+  );
+  // The reviewer's checkout was switched, not made again, and started without the ignored file.
+  assert.equal(await exists(join(review, "turn.log")), false);
+  assert.equal(await status(scene, review), "");
+  assert.equal(
+    await scene.out(["rev-parse", "HEAD"], review),
+    await scene.out(["rev-parse", "refs/remotes/origin/main^2"]),
+  );
+  assert.deepEqual(await folders(scene), ["review", "spare"]);
+  const list = await scene.out(["worktree", "list", "--porcelain"]);
+  assert.equal(list.split("\n").filter((l) => l.startsWith("worktree ")).length, 3, list);
+});
+
+Deno.test("a reviewer's checkout holding someone's change is moved aside, never cleaned; a spare with a stray file is left alone", async () => {
+  await using scene = await makeScene({ config: "" });
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  await shipAndMerge(scene, 1);
+  const review = join(scene.worktrees, "review");
+  const spare = join(scene.worktrees, "spare");
+  // A person's edit in the reviewer's checkout, and a stray file in the parked worktree.
+  await Deno.writeTextFile(join(review, "README.md"), "a person's edit\n");
+  await Deno.writeTextFile(join(spare, "stray.txt"), "someone's file\n");
+
+  const second = await shipAndMerge(scene, 2);
+  assert.match(second.poll, /task 2: worktree created at .*task-2 on task-2/);
+  assert.equal(await Deno.readTextFile(join(spare, "stray.txt")), "someone's file\n");
+  const moved = (await folders(scene)).filter((n) => n.startsWith("review.stale-"));
+  assert.equal(moved.length, 1, (await folders(scene)).join(" "));
+  assert.match(
+    second.review,
+    /the reviewer's checkout was not clean \(.*README\.md.*\): moved aside/,
+  );
+  assert.equal(
+    await Deno.readTextFile(join(scene.worktrees, moved[0]!, "README.md")),
+    "a person's edit\n",
+  );
+  assert.equal(await status(scene, review), "");
+  // The spare stays as it is (not clean: never used), so task 2's worktree is not parked:
+  // it goes as before.
+  assert.match(second.review, /removed the worktree of task-2 \(the branch stays\)/);
+  assert.equal((await folders(scene)).includes("task-2"), false);
+});

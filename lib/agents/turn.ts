@@ -11,6 +11,7 @@ import { buildInvocation } from "./presets.ts";
 import { runAgent } from "./runner.ts";
 import type { ProgressStyle } from "./progress.ts";
 import { requireProgram } from "./which.ts";
+import { forgetFetches } from "../git/git.ts";
 
 export { timedOutText } from "./progress.ts";
 export {
@@ -90,6 +91,16 @@ export function roleTimeoutMs(spec: RoleSpec, capMs: number | undefined): number
 
 /** Runs one turn of the role's program (or its demo) and says how it ended. */
 export async function startTurn(opts: TurnOptions): Promise<TurnOutcome> {
+  // The program may push: no fetch from before its turn stands for one after it.
+  forgetFetches();
+  try {
+    return await turn(opts);
+  } finally {
+    forgetFetches();
+  }
+}
+
+async function turn(opts: TurnOptions): Promise<TurnOutcome> {
   const inv = buildInvocation(presetFor(opts.role, opts.preset), opts.spec, opts.prompt, {
     isRoot: opts.isRoot ?? runsAsRoot(),
     ...(opts.allowCommands !== undefined ? { allowCommands: opts.allowCommands } : {}),

@@ -4,7 +4,7 @@
  * force — a push that only lands when main is still the parent it was built
  * on, which is the compare-and-swap. Nothing touches a working tree.
  */
-import type { Git } from "../git/git.ts";
+import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
 import { HoldError } from "../errors.ts";
 import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
@@ -42,7 +42,8 @@ export class PlainPlannerForge implements PlannerForge {
     // A push that main moved under is retried from a fresh fetch — as long as main moved
     // only by paperwork since the gate looked; product commits need the gate again.
     for (let attempt = 1; attempt <= 3; attempt++) {
-      await this.git.fetch(this.remote);
+      // The gate's fetch a moment ago stands for the first try; a push that lost a race fetches.
+      await this.git.fetch(this.remote, attempt === 1 ? { reuseMs: REUSE_FETCH_MS } : {});
       const remoteHead = await this.git.resolve(`refs/remotes/${this.remote}/${pr.branch}`);
       if (remoteHead !== head) {
         const at = remoteHead?.slice(0, 12) ?? "nothing";

@@ -61,6 +61,24 @@ export interface GitOptions {
   stdin?: string;
 }
 
+/**
+ * When this process last fetched each remote into each repository. A fetch a moment after
+ * another one, with nothing in between that could have moved the remote but relay's own
+ * pushes (which update the remote-tracking refs themselves), learns nothing new: callers
+ * that allow it (`reuseMs`) skip it. Anything that runs a program of someone else's (an
+ * agent's turn, a bar command) forgets them all: the fetch after it is always real. A
+ * race that a skipped fetch misses is caught where it matters, by pushes that never force.
+ */
+const fetched = new Map<string, number>();
+
+/** Something outside relay ran and may have pushed: every next fetch goes to the remote. */
+export function forgetFetches(): void {
+  fetched.clear();
+}
+
+/** How recent a fetch is recent enough for the callers that reuse one. */
+export const REUSE_FETCH_MS = 15_000;
+
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
 
@@ -122,8 +140,14 @@ export class Git {
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
    * is a race, not a failure — wait a moment and fetch again.
    */
-  async fetch(remote: string): Promise<void> {
+  async fetch(remote: string, opts: { reuseMs?: number } = {}): Promise<void> {
+    const key = `${this.cwd}\0${remote}`;
+    const last = fetched.get(key);
+    if (opts.reuseMs !== undefined && last !== undefined && Date.now() - last < opts.reuseMs) {
+      return;
+    }
     const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
+    const started = Date.now();
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {
@@ -135,7 +159,10 @@ export class Git {
           }
           throw err;
         });
-      if (res.code === 0) return;
+      if (res.code === 0) {
+        fetched.set(key, started);
+        return;
+      }
       if (unreachable(res.stderr)) {
         throw new RetryError(
           `Cannot fetch from "${remote}" yet: the remote could not be reached: "${

@@ -39,19 +39,39 @@ export async function appendNote(
   commit: string,
   records: NoteRecord[],
 ): Promise<boolean> {
-  const have = parseNote(await readNote(git, commit));
+  const cacheKey = `${git.cwd}\0${commit}`;
+  const text = known.get(cacheKey) ?? await readNote(git, commit);
+  const have = parseNote(text);
   const key = (r: Record<string, unknown>) => {
     const { at: _at, ...rest } = r;
     return JSON.stringify(rest, Object.keys(rest).sort());
   };
   const seen = new Set(have.map(key));
   const fresh = records.filter((r) => !seen.has(key(r)));
-  if (!fresh.length) return false;
-  await git.run(
-    ["notes", `--ref=${NOTES_REF}`, "append", "-F", "-", "--", commit],
-    { stdin: fresh.map((r) => JSON.stringify(r)).join("\n") + "\n" },
-  );
+  if (!fresh.length) {
+    known.set(cacheKey, text);
+    return false;
+  }
+  const lines = fresh.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  known.delete(cacheKey);
+  await git.run(["notes", `--ref=${NOTES_REF}`, "append", "-F", "-", "--", commit], {
+    stdin: lines,
+  });
+  // Only its records matter here (parseNote), not git's blank line between old and new.
+  known.set(cacheKey, `${text}\n${lines}`);
   return true;
+}
+
+/**
+ * The note text this process read or wrote, by repository and commit: a review tick appends
+ * to one head's note several times, and only the planner writes relay's notes, under the
+ * review lock. Cleared when the notes ref is merged with the remote's.
+ */
+const known = new Map<string, string>();
+
+/** Forgets the notes read so far (the notes ref moved by other means than appendNote). */
+export function forgetNotes(): void {
+  known.clear();
 }
 
 export async function readNote(git: Git, commit: string, ref = NOTES_REF): Promise<string> {
@@ -162,6 +182,7 @@ export async function pushNotes(git: Git, remote: string): Promise<string | null
     } catch (err) {
       return (err as Error).message;
     }
+    forgetNotes();
     await git.run(
       ["notes", `--ref=${NOTES_REF}`, "merge", "--quiet", "-s", "cat_sort_uniq", REMOTE_NOTES_REF],
     );

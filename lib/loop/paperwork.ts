@@ -5,7 +5,7 @@
  */
 import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
-import type { Git } from "../git/git.ts";
+import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
 import {
   classifyPush,
   describePush,
@@ -42,7 +42,8 @@ export async function syncMain(
   main: string,
   opts: { aside: string; log: Log },
 ): Promise<void> {
-  await primary.fetch(remote);
+  // Just fetched by this tick (and no agent ran since): the push below is the check.
+  await primary.fetch(remote, { reuseMs: REUSE_FETCH_MS });
   const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
   const local = await primary.resolve("HEAD");
   if (!origin || !local || origin === local) return;

@@ -42,27 +42,28 @@ export interface GuardHold {
  * the agent reached out of its worktree.
  */
 export async function primaryFiles(primary: Git): Promise<Record<string, string>> {
-  const spec = ["--", "."];
-  const tracked =
-    (await primary.out(["diff", "--name-only", "--no-renames", "-z", "HEAD", ...spec]))
-      .split("\0");
-  const untracked =
-    (await primary.out(["ls-files", "--others", "--exclude-standard", "-z", ...spec]))
-      .split("\0");
+  // One scan for both: what differs from HEAD (staged or not) and what is untracked.
+  const changed = (await primary.out([
+    "--no-optional-locks", // a look, never an index write beside another tick's git
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--no-renames",
+    "--untracked-files=all",
+    "--ignore-submodules=none",
+    "--",
+    ".",
+  ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
   // Every queued brief, changed or not: one the agent rewrites must show as changed,
   // not as new (a person may add or drop briefs during the turn; see changedPrimaryFiles).
   const inbox = (await primary.out(["ls-files", "-z", "--", INBOX_DIR])).split("\0");
   const files: Record<string, string> = {};
   for (
-    const path of [...new Set([...tracked, ...untracked, ...inbox])].filter((p) => p !== "").sort()
+    const path of [...new Set([...changed, ...inbox])].filter((p) => p !== "").sort()
   ) {
     files[path] = (await fileHash(join(primary.cwd, path))) || "(deleted)";
   }
   return files;
-}
-
-export async function primaryDiffHash(primary: Git): Promise<string> {
-  return await sha256(JSON.stringify(await primaryFiles(primary)));
 }
 
 /**
@@ -189,12 +190,9 @@ export async function checkAgentStayedInBounds(
         );
       }
     }
-    if ((await primaryDiffHash(primary)) !== journal.primaryDiff) {
-      const changed = changedPrimaryFiles(
-        journal.primaryFiles ?? {},
-        await primaryFiles(primary),
-        INBOX_DIR,
-      );
+    const files = await primaryFiles(primary);
+    if ((await sha256(JSON.stringify(files))) !== journal.primaryDiff) {
+      const changed = changedPrimaryFiles(journal.primaryFiles ?? {}, files, INBOX_DIR);
       if (changed.length) problems.push(`files of the primary tree changed: ${changed.join(", ")}`);
     }
   }

@@ -19,7 +19,7 @@ import { failedAttempts, ownerOf, readReview, readRound, takeNotes } from "../..
 import { failpoint } from "../../state/failpoint.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { runId as newRunId } from "../../state/run_id.ts";
-import { fileHash } from "../../proc/hash.ts";
+import { fileHash, sha256 } from "../../proc/hash.ts";
 import { copyRedacted } from "../../proc/redact.ts";
 import { executorForge as chooseExecutorForge } from "../../forge/executor_forge.ts";
 import type { ExecutorForge } from "../../forge/types.ts";
@@ -28,7 +28,7 @@ import { promoteNext, retireFixBrief } from "../promote.ts";
 import { mergedIntoMain } from "../merged.ts";
 import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "../worktree.ts";
 import { controlFiles, executorScope, markRemoteLogs } from "../guard.ts";
-import { markWorktree, primaryDiffHash, primaryFiles } from "../turn_guard.ts";
+import { markWorktree, primaryFiles } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
 import { applyTaskConfig, freezeTask, requireFrozenProgram } from "./freeze.ts";
 
@@ -234,6 +234,7 @@ export async function prepareAttempt(
       runDir,
       profilePath: profile.path,
     });
+    const files = await primaryFiles(primary);
     const fresh: Journal = {
       version: 1,
       task: brief.task,
@@ -245,8 +246,8 @@ export async function prepareAttempt(
       originMain,
       before,
       mainBefore: (await primary.resolve(`refs/heads/${config.main}`)) ?? "",
-      primaryDiff: await primaryDiffHash(primary),
-      primaryFiles: await primaryFiles(primary),
+      primaryFiles: files,
+      primaryDiff: await sha256(JSON.stringify(files)),
       reportBefore: await fileHash(join(worktree, REPORT_FILE)),
       // Last, so nothing relay does while preparing counts as the agent's.
       ...(await markWorktree(tick, worktree, brief.branch)),

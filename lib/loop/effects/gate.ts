@@ -3,6 +3,7 @@
  * reviewer's paid turn, the whole gate once a PASS stands, and the merge
  * itself — the one effect only the planner side may perform.
  */
+import { REUSE_FETCH_MS } from "../../git/git.ts";
 import { revalidateOnMerge } from "../../gate/revalidate.ts";
 import { runGate, scopeCheck } from "../../gate/gate.ts";
 import { formatGate } from "../../gate/output.ts";
@@ -62,7 +63,8 @@ export async function gate(
   const pr = prOf(tick);
   const subject = subjectOf(tick);
   if (mode.kind === "tick") {
-    await primary.fetch(config.remote);
+    // Real after any turn (a turn forgets fetches); a tick that ran none reuses its own.
+    await primary.fetch(config.remote, { reuseMs: REUSE_FETCH_MS });
     const mainNow = await primary.resolve(`refs/remotes/${config.remote}/${config.main}`);
     if (mainNow && mainNow !== subject.originMain) {
       tick.subject = { ...subject, originMain: mainNow };

@@ -129,10 +129,7 @@ export async function snapshot(
   primary: Git,
   buildOutput: BuildOutputMatcher,
 ): Promise<{ head: string; status: string; refs: string }> {
-  const refs = (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
-    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/")).join(
-      "\n",
-    );
+  const refs = await refsOf(primary);
   return {
     head: await wt.out(["rev-parse", "HEAD"]),
     status: withoutUntrackedBuildOutput(
@@ -141,6 +138,13 @@ export async function snapshot(
     ),
     refs,
   };
+}
+
+/** The repository's refs a reviewer must not move (relay's own and remote-tracking ones aside). */
+export async function refsOf(primary: Git): Promise<string> {
+  return (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
+    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/"))
+    .join("\n");
 }
 
 /**
@@ -172,7 +176,8 @@ export const REVIEW_CHECKOUT = "review";
  * and `git status --ignored` lists nothing. A checkout holding anything else (a turn killed
  * before relay looked at it) is moved aside, never cleaned, and a fresh one made. When the
  * folder is taken by something that is not this repository's worktree, the turn gets a
- * checkout of its own (`kept: false`: removed after the turn, as before).
+ * checkout of its own (`kept: false`: removed after the turn, as before). `verified`: HEAD is
+ * `head` and nothing at all is changed, untracked or ignored (a new checkout is not looked at).
  */
 export async function reviewCheckout(
   primary: Git,
@@ -184,12 +189,12 @@ export async function reviewCheckout(
     buildOutput: BuildOutputMatcher;
     log: { step(message: string): void };
   },
-): Promise<{ path: string; kept: boolean }> {
+): Promise<{ path: string; kept: boolean; verified: boolean }> {
   const path = join(opts.root, REVIEW_CHECKOUT);
   const mine = opts.registered.some((w) => resolve(w.path) === resolve(path));
   if (mine && await exists(path)) {
     const why = await switchClean(new Git(path), opts.head, opts.buildOutput);
-    if (why === null) return { path, kept: true };
+    if (why === null) return { path, kept: true, verified: true };
     const aside = `${path}.stale-${opts.runId}`;
     await Deno.rename(path, aside);
     opts.log.step(`the reviewer's checkout was not clean (${why}): moved aside to ${aside}`);
@@ -198,10 +203,10 @@ export async function reviewCheckout(
   if (await exists(path)) {
     const own = join(opts.root, `review-${opts.runId}`);
     await addDetached(primary, own, opts.head);
-    return { path: own, kept: false };
+    return { path: own, kept: false, verified: false };
   }
   await addDetached(primary, path, opts.head);
-  return { path, kept: true };
+  return { path, kept: true, verified: false };
 }
 
 async function addDetached(primary: Git, path: string, head: string): Promise<void> {

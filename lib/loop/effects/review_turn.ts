@@ -42,6 +42,7 @@ import { showOrNull } from "./observe.ts";
 import { requireFrozenProgram } from "./freeze.ts";
 import {
   keepReviewerCommits,
+  refsOf,
   removeLeftoverReviewWorktrees,
   reviewCheckout,
   settleOrphanReviewer,
@@ -124,7 +125,10 @@ export async function runReview(
     // A void turn's checkout is moved aside: the next turn makes a fresh one.
     registered = [];
     const wt = new Git(worktree);
-    const before = await snapshot(wt, tick.primary, buildOutput);
+    // A switched checkout was just verified at the head with nothing in it: only the refs to read.
+    const before = checkout.verified
+      ? { head: pr.head, status: "", refs: await refsOf(tick.primary) }
+      : await snapshot(wt, tick.primary, buildOutput);
     // What the executor may not touch, the reviewer may not either: git's control files,
     // relay's records, the operator profile — and no push through the remote's name.
     // The run folder is left out: the reviewer may write its verdict there.

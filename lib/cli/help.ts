@@ -38,7 +38,8 @@ Commands:
   pause      stop every tick from starting anything (a running turn finishes); --reason R
   unpause    let the ticks run again
   audit      check main's history on any clone: every change is paperwork or a reviewed, gated merge
-  schedule   install, uninstall or print the two ticks in the crontab (or systemd / launchd)
+  schedule   install, uninstall or print the two ticks in the crontab (or systemd / launchd);
+             print a GitHub Actions workflow for them (--github-actions)
   guard      a pre-receive hook for the bare remote: main takes only relay's pushes, or a person's
   demo       run the whole loop in a temporary sandbox with the demo agent
   version    print the version
@@ -60,6 +61,7 @@ Options:
   --web-root   the repository root is served as a website: git-exclude CLAUDE.md and AGENTS.md`,
   schedule: `Usage: relay schedule install|uninstall|print [--cron|--systemd|--launchd]
                       [--crontab-file <file>] [--unit-dir <folder>]
+       relay schedule print --github-actions
 
 Schedules the poll and review ticks every minute, with the same command, safe
 PATH and log as the lines relay init prints. Installing again replaces what an
@@ -80,6 +82,13 @@ Options:
                         on: loginctl enable-linger $USER)
   --launchd             agents dev.relay.<name>.poll/review.plist in ~/Library/LaunchAgents,
                         then launchctl load (on macOS)
+  --github-actions      with print only: a GitHub Actions workflow running both ticks every
+                        5 minutes (GitHub's shortest), each job on its own machine, with this
+                        relay's release checked against SHA256SUMS. relay never installs it:
+                        commit it yourself as .github/workflows/relay.yml (relay's merge gate
+                        refuses a PR that touches .github/). Fill in its FILL IN steps; the
+                        repository must run the executor and reviewer on different machines
+                        (README: "Executor and reviewer on different machines")
   --crontab-file <file> read and write this file instead of running crontab
   --unit-dir <folder>   write the units there; relay then runs no systemctl or launchctl
                         and prints the commands instead`,

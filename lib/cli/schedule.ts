@@ -10,6 +10,9 @@
  *   the person's crontab below it. Every other line stays byte for byte.
  * - systemd: a oneshot service and a timer per tick, as user units.
  * - launchd: a user agent per tick.
+ * - github-actions (`relay schedule print --github-actions`): a workflow,
+ *   printed only (schedule_actions.ts), never installed: a person commits it,
+ *   and relay's gate refuses a PR that touches CI.
  */
 import { dirname, join, resolve } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
@@ -39,7 +42,7 @@ type Action = typeof ACTIONS[number];
 
 interface Options {
   action: Action;
-  kind: ScheduleKind;
+  kind: ScheduleKind | "github-actions";
   crontabFile?: string;
   unitDir?: string;
 }
@@ -49,6 +52,7 @@ function parse(args: string[]): Options {
     cron: { type: "boolean" },
     systemd: { type: "boolean" },
     launchd: { type: "boolean" },
+    "github-actions": { type: "boolean" },
     "crontab-file": { type: "string" },
     "unit-dir": { type: "string" },
   }, { min: 1, max: 1, names: "install, uninstall or print" });
@@ -56,11 +60,21 @@ function parse(args: string[]): Options {
   if (!(ACTIONS as readonly string[]).includes(action)) {
     throw new UsageError(`unknown action "${action}": use install, uninstall or print`, "schedule");
   }
-  const kinds = (["cron", "systemd", "launchd"] as const).filter((k) => values[k]);
+  const kinds = (["cron", "systemd", "launchd", "github-actions"] as const).filter((k) =>
+    values[k]
+  );
   if (kinds.length > 1) {
     throw new UsageError(`${kinds.map((k) => `--${k}`).join(" and ")}: pick one`, "schedule");
   }
   const kind = kinds[0] ?? "cron";
+  if (kind === "github-actions" && action !== "print") {
+    throw new UsageError(
+      `relay does not ${action} a GitHub Actions workflow: it only prints one (relay schedule print --github-actions > .github/workflows/relay.yml), and you ${
+        action === "install" ? "commit it" : "delete it with git rm"
+      } yourself; relay's merge gate refuses a PR that touches .github/`,
+      "schedule",
+    );
+  }
   const opts: Options = { action: action as Action, kind };
   const file = values["crontab-file"];
   const dir = values["unit-dir"];
@@ -71,7 +85,7 @@ function parse(args: string[]): Options {
     opts.crontabFile = resolve(Deno.cwd(), file);
   }
   if (dir !== undefined) {
-    if (kind === "cron") {
+    if (kind !== "systemd" && kind !== "launchd") {
       throw new UsageError(
         "--unit-dir goes with --systemd or --launchd (for cron: --crontab-file)",
         "schedule",
@@ -85,6 +99,20 @@ function parse(args: string[]): Options {
 export async function schedule(args: string[], ctx: Context): Promise<number> {
   const opts = parse(args);
   const repo = requireRepo(ctx);
+  const { profilePath } = await import("../config/profile.ts");
+  const profile = profilePath(ctx.profile);
+  if (opts.kind === "github-actions") {
+    const actions = await import("./schedule_actions.ts");
+    const { input, notes } = await actions.actionsInput(repo.root, profile);
+    console.log(actions.actionsWorkflow(input).trimEnd());
+    console.error(
+      [
+        ...notes,
+        "Printed only: review it, fill in the steps marked FILL IN, then commit it yourself as .github/workflows/relay.yml (relay's merge gate refuses a PR that touches .github/).",
+      ].map((n) => `  ${n}`).join("\n"),
+    );
+    return 0;
+  }
   if (/[\r\n]/.test(repo.root)) {
     throw new UsageError(
       `the repository's path has a line break in it (${
@@ -93,8 +121,6 @@ export async function schedule(args: string[], ctx: Context): Promise<number> {
       "schedule",
     );
   }
-  const { profilePath } = await import("../config/profile.ts");
-  const profile = profilePath(ctx.profile);
   // uninstall needs no command: it must not depend on relay's dependencies being cached.
   const plan = opts.action === "uninstall" ? null : await tickPlan(repo, profile);
   if (plan && opts.action === "install") {

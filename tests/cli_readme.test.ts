@@ -62,6 +62,10 @@ Deno.test("README's commands table names exactly the commands main.ts dispatches
   const dispatched = [...main.matchAll(/^ {2}"?([\w-]+)"?: async \(\) =>/gm)].map((m) => m[1]!);
   const documented = [...README.matchAll(/^\| `relay ([\w-]+)/gm)].map((m) => m[1]!);
   assert.deepEqual([...new Set(documented)].sort(), [...dispatched].sort());
+  // One table, each row once (a merge that concatenated both sides once repeated it four times).
+  assert.equal([...README.matchAll(/^\| command +\| what it does/gm)].length, 1);
+  const rows = [...README.matchAll(/^\| `relay .*$/gm)].map((m) => m[0]);
+  assert.deepEqual(rows.filter((r, i) => rows.indexOf(r) !== i), []);
 });
 
 Deno.test("README's exit codes match lib/errors.ts", () => {

@@ -30,16 +30,19 @@ export async function unpublishedWarning(
 ): Promise<string | null> {
   const here = PUBLISHED_FILES.filter((f) => exists(join(primary.cwd, f)));
   if (here.length === 0) return null;
-  const onMain = async (rev: string) =>
-    (await primary.run(["ls-tree", "--name-only", "--end-of-options", rev, "--", ...here], {
-      allowFail: true,
-    })).stdout.split("\n");
-  const ref = `refs/remotes/${opts.remote}/${opts.main}`;
-  if (!(await primary.ok(["rev-parse", "--verify", "--quiet", ref]))) return null;
-  const published = await onMain(ref);
+  // null when `rev` does not name a tree (no remote main yet, an unborn HEAD).
+  const onMain = async (rev: string) => {
+    const res = await primary.run(
+      ["ls-tree", "--name-only", "--end-of-options", rev, "--", ...here],
+      { allowFail: true },
+    );
+    return res.code === 0 ? res.stdout.split("\n") : null;
+  };
+  const published = await onMain(`refs/remotes/${opts.remote}/${opts.main}`);
+  if (published === null) return null;
   const missing = here.filter((f) => !published.includes(f));
   if (missing.length === 0) return null;
-  const committed = await onMain("HEAD");
+  const committed = await onMain("HEAD") ?? [];
   const git = gitIn(primary.cwd, opts.cwd ?? "");
   const fix = missing.every((f) => committed.includes(f))
     ? `${git} push ${shellLine([opts.remote, opts.main])}`

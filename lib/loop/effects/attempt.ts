@@ -363,14 +363,13 @@ async function copyInstructions(tick: Tick, worktree: string): Promise<void> {
   const { config, primary } = ready(tick);
   const wt = new Git(worktree, config.timeouts.networkMs);
   for (const name of ["CLAUDE.md", "AGENTS.md"]) {
-    const src = join(tick.repo.root, name);
-    const dest = join(worktree, name);
+    // Most repositories have neither: then no git runs at all.
+    const text = await readTextOrNull(join(tick.repo.root, name));
+    if (text === null) continue;
     const tracked = await primary.ok(["ls-files", "--error-unmatch", "--", name]);
     if (tracked) continue;
     const ignored = await primary.ok(["check-ignore", "-q", "--", name]) &&
       await wt.ok(["check-ignore", "-q", "--", name]);
-    if (!ignored) continue;
-    const text = await readTextOrNull(src);
-    if (text !== null) await Deno.writeTextFile(dest, text);
+    if (ignored) await Deno.writeTextFile(join(worktree, name), text);
   }
 }

@@ -345,14 +345,33 @@ class Fixture {
     ], { cwd: this.work, ...opts, env: { ...this.env, ...opts.env } });
   }
 
+  /** Each cycle's time per relay command, for the line under the goal's ratio. */
+  readonly steps = new Map<string, number[]>();
+
+  private async timed(step: string, run: () => Promise<Output>): Promise<Output> {
+    const start = performance.now();
+    const out = await run();
+    const times = this.steps.get(step) ?? [];
+    times.push(performance.now() - start);
+    this.steps.set(step, times);
+    return out;
+  }
+
+  /** The median of each command across the cycles so far: where relay's side spends its time. */
+  breakdown(): string {
+    return [...this.steps].map(([step, times]) => `${step} ${formatMs(median(times))}`).join(
+      " · ",
+    );
+  }
+
   /** One whole relay cycle with instant agents: inbox add, promote, poll, review → merge. */
   async cycle(): Promise<void> {
     const task = ++this.task;
-    await this.relay(["inbox", "add", "-"], { stdin: brief(task) });
-    await this.relay(["promote"]);
-    const poll = await this.relay(["poll"]);
+    await this.timed("inbox add", () => this.relay(["inbox", "add", "-"], { stdin: brief(task) }));
+    await this.timed("promote", () => this.relay(["promote"]));
+    const poll = await this.timed("poll", () => this.relay(["poll"]));
     if (!/shipped/.test(poll.stdout)) throw new Error(describe(`relay poll (task ${task})`, poll));
-    const review = await this.relay(["review"]);
+    const review = await this.timed("review", () => this.relay(["review"]));
     const subject = await this.git(["log", "-1", "--format=%s", "refs/heads/main"], {
       cwd: this.origin,
     });
@@ -428,7 +447,12 @@ class Bench {
   }
 }
 
-type Sides = { a: () => Promise<void>; b: () => Promise<void> };
+type Sides = {
+  a: () => Promise<void>;
+  b: () => Promise<void>;
+  /** A line said under the ratio: what the sides spent their time on. */
+  detail?: () => string;
+};
 
 /** Each goal's fixtures, and its two sides. */
 const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
@@ -455,6 +479,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
     const plain = await bench.repo("cycle-git", 20);
     return {
       a: () => fx.cycle(),
+      detail: () => `relay's side, median per command: ${fx.breakdown()}`,
       b: async () => {
         await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {
           cwd: plain.work,
@@ -466,7 +491,12 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
   "3": async (bench) => {
     const large = await bench.repo("scale-20000", 20_000);
     const small = await bench.repo("scale-20", 20);
-    return { a: () => large.cycle(), b: () => small.cycle() };
+    return {
+      a: () => large.cycle(),
+      b: () => small.cycle(),
+      detail: () =>
+        `median per command: 20,000 files ${large.breakdown()}; 20 files ${small.breakdown()}`,
+    };
   },
   "4a": async (bench) => {
     // A PR that rewrites 10,000 files, shipped and reviewed (PASS recorded), not merged:
@@ -564,6 +594,7 @@ async function main(args: string[]): Promise<number> {
         const bMs = median(times.b);
         if (aMs / bMs > goal.limit) missed++;
         console.log(ratioLine(goal, aMs, bMs));
+        if (sides.detail) console.log(`  ${sides.detail()}`);
       } catch (err) {
         failed++;
         console.log(`${label}: ERROR ${err instanceof Error ? err.message : err}`);

@@ -122,8 +122,8 @@ export class Git {
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
    * is a race, not a failure — wait a moment and fetch again.
    */
-  async fetch(remote: string): Promise<void> {
-    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
+  async fetch(remote: string, refspecs: readonly string[] = []): Promise<void> {
+    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote, ...refspecs];
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {
@@ -166,6 +166,36 @@ export class Git {
       return { ok: res.code === 0, stderr: res.stderr + res.stdout };
     } catch (err) {
       // A push that hangs is cut off at the network timeout: the remote did not answer.
+      if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
+        return { ok: false, stderr: `${err.message}\n${err.stderr}` };
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Pushes several `src:dst` refspecs in one push, never with a plain force: `atomic` makes
+   * the remote take all or none; `leases` are `<ref>:<expected>` pairs ("" = must not exist)
+   * passed as --force-with-lease, a compare-and-swap on exactly those refs.
+   */
+  async pushRefs(
+    remote: string,
+    refspecs: readonly string[],
+    opts: { atomic?: boolean; leases?: readonly string[] } = {},
+  ): Promise<{ ok: boolean; stderr: string }> {
+    const args = [
+      "push",
+      "--porcelain",
+      ...(opts.atomic ? ["--atomic"] : []),
+      ...(opts.leases ?? []).map((l) => `--force-with-lease=${l}`),
+      "--",
+      remote,
+      ...refspecs,
+    ];
+    try {
+      const res = await this.run(args, { allowFail: true, timeoutMs: this.networkTimeoutMs });
+      return { ok: res.code === 0, stderr: res.stderr + res.stdout };
+    } catch (err) {
       if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
         return { ok: false, stderr: `${err.message}\n${err.stderr}` };
       }

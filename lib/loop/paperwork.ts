@@ -370,3 +370,48 @@ async function rebasePaperwork(
     );
   }
 }
+
+/**
+ * `machines: split`: the reviewer's own paperwork commit. With no shared tree, a promoted
+ * brief, a fix brief or a retired one cannot wait for the executor's next paperwork commit:
+ * the reviewer commits what it left in the protocol files (the brief and the inbox, never
+ * anything else) on main, in a commit of its own, named like the executor's
+ * (`Task #<n>: brief — <status> (<branch>)`). Null when it left nothing.
+ */
+export async function commitReviewerPaperwork(
+  primary: Git,
+  suffix?: string,
+): Promise<string | null> {
+  const paths = [BRIEF_FILE, INBOX_DIR];
+  const changed = await primary.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--",
+    ...paths,
+  ]);
+  if (changed === "") return null;
+  const { readHeaderField, readHeaderTask, readStatus } = await import(
+    "../protocol/status_line.ts"
+  );
+  const brief = await Deno.readTextFile(join(primary.cwd, BRIEF_FILE)).catch(() => null);
+  const task = readHeaderTask(brief);
+  const subject = task === null
+    ? "relay: inbox"
+    : `Task #${task}: brief — ${readStatus(brief ?? "") ?? "changed"} (${
+      readHeaderField(brief, "branch") ?? `task-${task}`
+    })`;
+  const message = redact(suffix ? `${subject} ${suffix}` : subject);
+  await primary.run(["add", "--all", "--", ...paths]);
+  await primary.run(["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths]);
+  return await primary.head();
+}
+
+/** True when local main has commits the remote's main lacks (a paperwork push still to make). */
+export async function mainAhead(primary: Git, remote: string, main: string): Promise<boolean> {
+  const upstream = await primary.resolve(`refs/remotes/${remote}/${main}`);
+  const local = await primary.resolve("HEAD");
+  return upstream !== null && local !== null && upstream !== local &&
+    !(await primary.isAncestor(local, upstream));
+}

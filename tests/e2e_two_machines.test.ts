@@ -33,10 +33,63 @@ async function machine(scene: Scene, name: string, dir?: string): Promise<Machin
   return { name, dir: clone, profile };
 }
 
-function tick(scene: Scene, m: Machine, command: "poll" | "review"): Promise<RelayResult> {
-  return scene.relay(["-C", m.dir, "--profile", m.profile, command, "--quiet"], {
-    env: { FAKE_MACHINE: m.name },
+function tick(
+  scene: Scene,
+  m: Machine,
+  command: "poll" | "review",
+  env: Record<string, string> = {},
+): Promise<RelayResult> {
+  return scene.relay(["-C", m.dir, "--profile", m.profile, command], {
+    env: { FAKE_MACHINE: m.name, ...env },
   });
+}
+
+/** The fake executor, counting each launch (task and machine) in `launches`. */
+async function countingAgent(scene: Scene, launches: string): Promise<void> {
+  const agent = join(scene.dir, "counting-agent.sh");
+  await Deno.writeTextFile(
+    agent,
+    `#!/usr/bin/env bash\necho "task $RELAY_TASK $FAKE_MACHINE" >> "${launches}"\nexec bash "${
+      join(AGENTS, "good.sh")
+    }" "$@"\n`,
+  );
+  await Deno.writeTextFile(join(scene.dir, "executor-script"), agent);
+}
+
+/**
+ * Simulated minutes: A's poll, B's review, C's poll and C's review started together, until
+ * origin/main has `merges` merges. Every tick must exit 0 without an error or a HOLD.
+ */
+async function minutes(
+  scene: Scene,
+  machines: { a: Machine; b: Machine; c: Machine },
+  merges: number,
+  env: Record<string, string> = {},
+): Promise<{ merged: string[]; transcript: string[] }> {
+  const { a, b, c } = machines;
+  const transcript: string[] = [];
+  let merged: string[] = [];
+  for (let minute = 1; minute <= MINUTES; minute++) {
+    const ticks: [string, Promise<RelayResult>][] = [
+      ["A poll", tick(scene, a, "poll", env)],
+      ["B review", tick(scene, b, "review", env)],
+      ["C poll", tick(scene, c, "poll", env)],
+      ["C review", tick(scene, c, "review", env)],
+    ];
+    const results = await Promise.all(ticks.map(([, p]) => p));
+    for (const [i, res] of results.entries()) {
+      const name = ticks[i]![0];
+      transcript.push(`minute ${minute} ${name}: exit ${res.code} ${said(res)}`);
+      const story = `${name} in minute ${minute}: ${all(res)}\n${transcript.join("\n")}`;
+      assert.equal(res.code, 0, story);
+      assert.doesNotMatch(res.stderr, /error|HOLD/i, story);
+    }
+    merged = (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin))
+      .split("\n").filter((l) => l !== "");
+    if (merged.length >= merges) break;
+  }
+  console.log(transcript.join("\n"));
+  return { merged, transcript };
 }
 
 /** The last line a tick said, without the time stamp (empty: it said nothing). */
@@ -51,14 +104,7 @@ Deno.test("split machines: A polls, B reviews, C races both; three briefs merge 
   await using scene = await makeScene({ config: "machines: split\n" });
   // The executor notes each launch: task and machine.
   const launches = join(scene.dir, "launches.txt");
-  const agent = join(scene.dir, "counting-agent.sh");
-  await Deno.writeTextFile(
-    agent,
-    `#!/usr/bin/env bash\necho "task $RELAY_TASK $FAKE_MACHINE" >> "${launches}"\nexec bash "${
-      join(AGENTS, "good.sh")
-    }" "$@"\n`,
-  );
-  await Deno.writeTextFile(join(scene.dir, "executor-script"), agent);
+  await countingAgent(scene, launches);
 
   const b = await machine(scene, "B", scene.work);
   const a = await machine(scene, "A");
@@ -73,31 +119,7 @@ Deno.test("split machines: A polls, B reviews, C races both; three briefs merge 
   const promote = await scene.relay(["promote"]);
   assert.equal(promote.code, 0, all(promote));
 
-  const transcript: string[] = [];
-  let merged: string[] = [];
-  for (let minute = 1; minute <= MINUTES; minute++) {
-    const ticks: [string, Promise<RelayResult>][] = [
-      ["A poll", tick(scene, a, "poll")],
-      ["B review", tick(scene, b, "review")],
-      ["C poll", tick(scene, c, "poll")],
-      ["C review", tick(scene, c, "review")],
-    ];
-    const results = await Promise.all(ticks.map(([, p]) => p));
-    for (const [i, res] of results.entries()) {
-      const name = ticks[i]![0];
-      transcript.push(`minute ${minute} ${name}: exit ${res.code} ${said(res)}`);
-      assert.equal(
-        res.code,
-        0,
-        `${name} in minute ${minute}: ${all(res)}\n${transcript.join("\n")}`,
-      );
-      assert.doesNotMatch(res.stderr, /error|HOLD/i, `${name}: ${all(res)}`);
-    }
-    merged = (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin))
-      .split("\n").filter((l) => l !== "");
-    if (merged.length >= TASKS) break;
-  }
-  console.log(transcript.join("\n"));
+  const { merged, transcript } = await minutes(scene, { a, b, c }, TASKS);
   const story = transcript.join("\n");
 
   // Every task merged, each exactly once.
@@ -147,4 +169,49 @@ Deno.test("split machines: A polls, B reviews, C races both; three briefs merge 
     const mine = await scene.out(["for-each-ref", "--format=%(refname)", "refs/relay/"], m.dir);
     assert.doesNotMatch(mine, /refs\/relay\/(prs|leases)\//, `${m.name}: ${mine}`);
   }
+});
+
+Deno.test("split machines: a FAIL's fix brief is the reviewer's own commit; an executor machine picks it up and the fix merges", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Needs a fix" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+
+  // The first review anywhere FAILs (once); every later one runs the bar and passes.
+  const env = { FAKE_FAIL_ONCE: join(scene.dir, "failed-once") };
+  const { merged, transcript } = await minutes(scene, { a, b, c }, 1, env);
+  const story = transcript.join("\n");
+  assert.deepEqual(merged.map((m) => /^Merge task-(\d+):/.exec(m)?.[1]), ["1"], story);
+  assert.match(story, /(B|C) review: exit 0 task 1: sent back — fix brief 2/);
+
+  // The original turn and the fix's turn: once each, on executor machines.
+  const lines = (await Deno.readTextFile(launches)).split("\n").filter((l) => l !== "");
+  assert.equal(lines.length, 2, lines.join(", "));
+  assert.equal(lines.filter((l) => l.startsWith("task 1 ")).length, 1, lines.join(", "));
+  assert.ok(lines.every((l) => / (A|C)$/.test(l)), lines.join(", "));
+
+  // The fix brief reached main in the reviewer's own paperwork commit, before the fix ran.
+  const subjects = await scene.out(["log", "--first-parent", "--format=%s", "main"], scene.origin);
+  assert.match(subjects, /^Task #2: brief — OPEN \(task-1\)$/m, subjects);
+  assert.match(subjects, /^Task #2: status — SHIPPED \(task-1\)$/m, subjects);
+  // The record on the origin carries both verdicts, in order, and says merged.
+  const record = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/prs/task-1"], scene.origin),
+  );
+  assert.equal(record.state, "merged");
+  assert.deepEqual(
+    record.reviews.map((r: { text: string }) => /Verdict: (PASS|FAIL)/.exec(r.text)?.[1]),
+    ["FAIL", "PASS"],
+  );
+  // Every update of the record was a fast-forward: its history is a line of commits.
+  const history = await scene.out(
+    ["rev-list", "--count", "--min-parents=2", "refs/relay/prs/task-1"],
+    scene.origin,
+  );
+  assert.equal(history, "0");
 });

@@ -9,7 +9,7 @@ import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
-import type { RemoteRecords } from "./remote_records.ts";
+import { RemoteRecords } from "./remote_records.ts";
 
 export interface PlainPrRecord extends PrRef {
   task: number;
@@ -18,6 +18,8 @@ export interface PlainPrRecord extends PrRef {
   state: "open" | "merged" | "closed";
   opened: string;
   updated: string;
+  /** `machines: split`: set when relay merged it (lib/forge/plain_planner.ts). */
+  mergedBy?: "relay";
 }
 
 /** The open PR records, by file name; none when the folder does not exist yet. */
@@ -34,6 +36,19 @@ export async function openPlainPrs(prsDir: string): Promise<PlainPrRecord[]> {
     if (record?.state === "open") open.push(record);
   }
   return open;
+}
+
+/**
+ * The open PR records for a reader that only looks (`relay status`, `relay doctor`): the
+ * files, or with `machines: split` the remote's as the last fetch mirrored them.
+ */
+export async function openPrRecords(
+  prsDir: string,
+  split?: { git: Git; remote: string },
+): Promise<PlainPrRecord[]> {
+  if (!split) return await openPlainPrs(prsDir);
+  const records = await new RemoteRecords(split.git, split.remote).list();
+  return records.filter((r) => r.state === "open");
 }
 
 export function plainPrPath(prsDir: string, branch: string): string {

@@ -21,7 +21,13 @@ import type { PlannerForge, PrStatus } from "./types.ts";
 import type { RemotePrRecord, RemoteRecords } from "./remote_records.ts";
 
 function toStatus(r: PlainPrRecord): PrStatus {
-  return { id: r.id, branch: r.branch, head: r.head, state: r.state };
+  return {
+    id: r.id,
+    branch: r.branch,
+    head: r.head,
+    state: r.state,
+    ...(r.mergedBy ? { mergedBy: r.mergedBy } : {}),
+  };
 }
 
 export class PlainPlannerForge implements PlannerForge {
@@ -96,7 +102,7 @@ export class PlainPlannerForge implements PlannerForge {
         const now = new Date().toISOString();
         const res = await this.records.update(
           pr.branch,
-          (r) => r && { ...r, state: "merged", head, updated: now },
+          (r) => r && { ...r, state: "merged", head, updated: now, mergedBy: "relay" },
           [`${sha}:refs/heads/${this.main}`],
         );
         if (res.ok && res.record) return { merged: true as const, sha };

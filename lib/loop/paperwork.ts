@@ -40,9 +40,10 @@ export async function syncMain(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: { aside: string; log: Log; fetched?: boolean },
 ): Promise<void> {
-  await primary.fetch(remote);
+  // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick).
+  if (!opts.fetched) await primary.fetch(remote);
   const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
   const local = await primary.resolve("HEAD");
   if (!origin || !local || origin === local) return;
@@ -318,9 +319,10 @@ async function rebasePaperwork(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: { aside: string; log: Log; fetched?: boolean },
 ): Promise<void> {
-  await primary.fetch(remote);
+  // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick).
+  if (!opts.fetched) await primary.fetch(remote);
   const origin = `refs/remotes/${remote}/${main}`;
   if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
     throw new HoldError(

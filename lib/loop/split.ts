@@ -171,6 +171,7 @@ export async function startExecutor(
     await syncMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),
       log,
+      fetched: true,
     });
   } catch (err) {
     await taken.role.release();
@@ -192,7 +193,7 @@ export async function startReviewer(
   if ("busy" in taken) return taken;
   try {
     const aside = join(state.dir, "paperwork-aside");
-    await syncMain(git, config.remote, config.main, { aside, log });
+    await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
     // Paperwork a previous tick committed but could not push (an unreachable remote).
     if (await mainAhead(git, config.remote, config.main)) {
       await pushMain(git, config.remote, config.main, { aside, log });

@@ -215,3 +215,40 @@ Deno.test("split machines: a FAIL's fix brief is the reviewer's own commit; an e
   );
   assert.equal(history, "0");
 });
+
+Deno.test("split machines: the executor brings its tree up to origin/main fast-forward only; a person's change in the way is a HOLD that says what to do, never a reset", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  // Someone works in A's tree; main then changes the same file.
+  await Deno.writeTextFile(join(a.dir, "src", "app.txt"), "app v1, edited on A\n");
+  await scene.write("src/app.txt", "app v2\n");
+  await scene.git(scene.work, ["commit", "--quiet", "-am", "app v2"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Blocked" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  // B's review tick commits and pushes the promotion.
+  const review = await tick(scene, b, "review");
+  assert.equal(review.code, 0, all(review));
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
+    /^Task #1: brief — OPEN \(task-1\)$/,
+  );
+
+  const head = await scene.out(["rev-parse", "HEAD"], a.dir);
+  const poll = await tick(scene, a, "poll");
+  assert.equal(poll.code, 3, all(poll));
+  assert.match(poll.stderr, /Cannot fast-forward "main" in the primary tree to origin\/main/);
+  assert.match(poll.stderr, /git stash push --include-untracked -- src\/app\.txt/);
+  // Nothing was reset, nothing ran, and the lease was let go (no other machine waits on it).
+  assert.equal(await Deno.readTextFile(join(a.dir, "src", "app.txt")), "app v1, edited on A\n");
+  assert.equal(await scene.out(["rev-parse", "HEAD"], a.dir), head);
+  assert.equal(await Deno.readTextFile(launches).catch(() => ""), "");
+  const lease = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+  );
+  assert.ok(lease.released, JSON.stringify(lease));
+});

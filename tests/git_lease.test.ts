@@ -199,3 +199,25 @@ Deno.test("lease: the fetch mirrors refs/relay/* under refs/relay-remote/, never
     );
   });
 });
+
+Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is replaced by a compare-and-swap", async () => {
+  await withEnv(async (dir) => {
+    const { a } = await world(dir, ["a"]);
+    const junk = await sh(
+      join(dir, "a"),
+      "commit-tree",
+      "-m",
+      "not a lease",
+      `${await a.head()}^{tree}`,
+    );
+    await sh(join(dir, "a"), "push", "--quiet", "origin", `${junk}:${leaseRef("reviewer")}`);
+    await fetch(a);
+    assert.deepEqual(await readLease(a, "reviewer"), { sha: junk, lease: null });
+    const took = await takeLease(a, "origin", "reviewer", holder("A"), TTL);
+    assert.ok(took.ok);
+    assert.equal(
+      await sh(join(dir, "origin.git"), "rev-parse", leaseRef("reviewer")),
+      took.ok ? took.held.sha : "",
+    );
+  });
+});

@@ -105,10 +105,15 @@ export function parseLease(text: string): Lease | null {
 /** The lease as the last fetch mirrored it; null when the remote has none. */
 export async function readLease(git: Git, role: LeaseRole): Promise<LeaseAt | null> {
   const ref = mirrorOf(leaseRef(role));
-  const res = await git.run(["cat-file", "commit", ref], { allowFail: true });
-  if (res.code !== 0) return null;
-  const sha = await git.resolve(ref);
-  if (!sha) return null;
+  const at = await git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], {
+    allowFail: true,
+  });
+  if (at.code !== 0) return null;
+  const sha = at.stdout.trim();
+  // Whatever the ref holds, its value is what a compare-and-swap must name; something that is
+  // not a lease commit stops nobody, and is replaced.
+  const res = await git.run(["cat-file", "commit", sha], { allowFail: true });
+  if (res.code !== 0) return { sha, lease: null };
   const body = res.stdout.split("\n\n").slice(1).join("\n\n");
   return { sha, lease: parseLease(body.trim()) };
 }

@@ -68,6 +68,7 @@ paperwork:
     fixRounds: 0,
     merge: "human",
     forge: "github",
+    machines: "one",
     timeouts: { agentMs: 5_400_000, barMs: 90_000, networkMs: 30_000 },
     evidenceMaxBytes: 2048,
     gate: { product: ["src/**", "lib/**"], refuse: ["deploy/**"] },
@@ -298,4 +299,15 @@ Deno.test("loadRepoConfig() reads the file and names its path in errors", async 
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("machines: one by default, split with the plain forge; split with github or another word is refused with the fix", () => {
+  assert.equal(parseRepoConfig("version: 1\n", FILE).machines, "one");
+  assert.equal(parseRepoConfig("machines: split\n", FILE).machines, "split");
+  const github = inputError(() => parseRepoConfig("forge: github\nmachines: split\n", FILE));
+  assert.match(github.message, /machines/);
+  assert.match(github.message, /forge: plain only/);
+  const bad = inputError(() => parseRepoConfig("machines: two\n", FILE));
+  assert.match(bad.message, /machines/);
+  assert.match(bad.message, /one \(both ticks in this clone\) or split/);
 });

@@ -235,8 +235,9 @@ export async function gather(
   const fetched = (await git.resolve(trackingRef(main))) !== null;
   const prs: OpenPr[] = [];
   if ((config?.forge ?? "plain") === "plain") {
-    const { openPlainPrs } = await import("../forge/plain_executor.ts");
-    for (const r of await openPlainPrs(state.prs).catch(() => [])) {
+    const { openPrRecords } = await import("../forge/plain_executor.ts");
+    const split = config?.machines === "split" ? { git, remote } : undefined;
+    for (const r of await openPrRecords(state.prs, split).catch(() => [])) {
       prs.push({
         task: r.task,
         branch: r.branch,

@@ -64,7 +64,16 @@ export function idlePoll(argv: readonly string[], cwd: string): number | null {
     root = up;
   }
   const common = `${root}/.git`;
-  if (!isFile(`${root}/.relay/config.yaml`)) return null;
+  // With machines: split new work arrives on the remote, not in this tree: the full path
+  // fetches (README: what an idle tick costs then).
+  let config: string;
+  try {
+    config = Deno.readTextFileSync(`${root}/.relay/config.yaml`);
+  } catch {
+    return null;
+  }
+  // lib/state/machines.ts mayBeSplit's test, inlined: the fast path stays four modules.
+  if (/machines["']?\s*:\s*["']?split/.test(config)) return null;
   if (isFile(`${common}/relay/journal.json`)) return null;
   let brief: string | null = null;
   try {

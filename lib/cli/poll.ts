@@ -16,7 +16,8 @@ import {
   requireRepo,
 } from "./args.ts";
 import { readStatus } from "../protocol/status_line.ts";
-import { beat, BRIEF_FILE, statePaths } from "../state/paths.ts";
+import { beat, BRIEF_FILE, CONFIG_FILE, statePaths } from "../state/paths.ts";
+import { mayBeSplit } from "../state/machines.ts";
 
 function exists(path: string): boolean {
   try {
@@ -52,7 +53,9 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   beat(repo.commonDir, "poll");
   const brief = readOrNull(join(repo.root, BRIEF_FILE));
   const unfinished = exists(statePaths(repo.commonDir).journal);
-  if (!unfinished && (brief === null || readStatus(brief) !== "OPEN")) {
+  // machines: split — the brief to read is on the remote: the full tick fetches it.
+  const split = mayBeSplit(readOrNull(join(repo.root, CONFIG_FILE)) ?? "");
+  if (!unfinished && !split && (brief === null || readStatus(brief) !== "OPEN")) {
     if (brief !== null && readStatus(brief) === null && /^\uFEFF?\s*status\s*:/i.test(brief)) {
       // Line 1 is a Status line with a value relay does not know (a typo for OPEN?): say so
       // (exit 2, file and line) rather than stay idle forever without a word.
@@ -81,5 +84,7 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
     ...(flags ? { flags } : {}),
     start: runPollTick,
     exitCode: (r) => r.kind === "failed" || r.kind === "blocked" ? 1 : 0,
+    // Split mode's idle tick comes this way every minute: not a line each time under --quiet.
+    ...(split ? { quietKinds: ["idle"] } : {}),
   });
 }

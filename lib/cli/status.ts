@@ -204,8 +204,14 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       : `an interrupted tick will be finished by the next poll (${run})`;
   } else if (brief?.status === "OPEN") {
     // Plain-git records only (no forge call: status stays local and quick).
-    const { openPlainPrs } = await import("../forge/plain_executor.ts");
-    const inFlight = (await openPlainPrs(state.prs)).map((r) => r.branch)
+    const { openPrRecords } = await import("../forge/plain_executor.ts");
+    const { splitConfig } = await import("../loop/split.ts");
+    const split = await splitConfig(repo.root);
+    const { Git } = await import("../git/git.ts");
+    const inFlight = (await openPrRecords(
+      state.prs,
+      split ? { git: new Git(repo.root), remote: split.remote } : undefined,
+    )).map((r) => r.branch)
       .filter((b) => b !== brief.branch);
     const failed = lastFailed(lastPoll, pollCurrent);
     waiting = blockers.length

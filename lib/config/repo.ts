@@ -23,6 +23,11 @@ export interface RepoConfig {
   fixRounds: number;
   merge: "auto" | "human";
   forge: "plain" | "github";
+  /**
+   * Where the two ticks run: `one` clone shares both (relay's records are local files), or
+   * `split` across machines that share only the remote (records and leases live on it).
+   */
+  machines: "one" | "split";
   timeouts: {
     /** Agent turn limit; only ever lowers the profile's (see effectiveAgentTimeoutMs). */
     agentMs?: number;
@@ -80,6 +85,7 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
   fixRounds: 3,
   merge: "auto",
   forge: "plain",
+  machines: "one",
   timeouts: { barMs: 10 * 60_000, networkMs: 2 * 60_000 },
   evidenceMaxBytes: 65_536,
   gate: { product: [], refuse: [] },
@@ -153,6 +159,7 @@ const repoSchema = z.strictObject({
   fix_rounds: z.number().int().min(0).max(20).default(3),
   merge: z.enum(["auto", "human"]).default("auto"),
   forge: z.enum(["plain", "github"]).default("plain"),
+  machines: z.enum(["one", "split"]).default("one"),
   timeouts: z
     .strictObject({
       agent: durationMs().optional(),
@@ -212,6 +219,10 @@ const repoSchema = z.strictObject({
 }).refine((c) => !(c.preview_url !== undefined && c.preview !== undefined), {
   message: "preview_url and preview are two ways to say where the preview is: set one",
   path: ["preview"],
+}).refine((c) => !(c.machines === "split" && c.forge === "github"), {
+  message:
+    "machines: split works with forge: plain only for now (its PR records and leases are refs on the remote; with GitHub relay does not yet take the leases)",
+  path: ["machines"],
 });
 
 const FIXES: Record<string, string> = {
@@ -223,6 +234,8 @@ const FIXES: Record<string, string> = {
   fix_rounds: "use a whole number from 0 to 20",
   merge: "use auto or human",
   forge: "use plain or github",
+  machines:
+    "use one (both ticks in this clone) or split (executor and reviewer on different machines, forge: plain)",
   timeouts: "write a mapping with any of: agent, bar, network",
   "timeouts.agent": DURATION_FIX,
   "timeouts.bar": DURATION_FIX,
@@ -272,6 +285,7 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
     fixRounds: c.fix_rounds,
     merge: c.merge,
     forge: c.forge,
+    machines: c.machines,
     timeouts,
     evidenceMaxBytes: c.evidence_max_bytes,
     gate: { product: c.gate.product, refuse: c.gate.refuse },
@@ -361,6 +375,7 @@ export function renderDefaultRepoConfig(): string {
     row(`fix_rounds: ${d.fixRounds}`, "fix briefs the reviewer may write per task (0..20)"),
     row(`merge: ${d.merge}`, "auto | human"),
     row(`forge: ${d.forge}`, "plain | github"),
+    row(`machines: ${d.machines}`, "one clone runs both ticks | split: two machines"),
     "",
     row("timeouts:", "90s, 45m, 2h, 1h30m; a bare number is seconds"),
     row("  # agent: 30m", "can only LOWER the operator profile's per-role timeout"),

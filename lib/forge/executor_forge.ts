@@ -4,10 +4,12 @@ import type { Git } from "../git/git.ts";
 import { GitHubExecutorForge } from "./github_executor.ts";
 import { PlainExecutorForge } from "./plain_executor.ts";
 import type { ExecutorForge } from "./types.ts";
+import { RemoteRecords } from "./remote_records.ts";
 
 export function executorForge(config: RepoConfig, git: Git, prsDir: string): ExecutorForge {
   if (config.forge === "github") {
     return new GitHubExecutorForge(git, config.remote, config.main, config.timeouts.networkMs);
   }
-  return new PlainExecutorForge(git, config.remote, prsDir);
+  const records = config.machines === "split" ? new RemoteRecords(git, config.remote) : undefined;
+  return new PlainExecutorForge(git, config.remote, prsDir, records);
 }

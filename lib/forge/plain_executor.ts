@@ -9,6 +9,7 @@ import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
+import { RemoteRecords } from "./remote_records.ts";
 
 export interface PlainPrRecord extends PrRef {
   task: number;
@@ -17,6 +18,8 @@ export interface PlainPrRecord extends PrRef {
   state: "open" | "merged" | "closed";
   opened: string;
   updated: string;
+  /** `machines: split`: set when relay merged it (lib/forge/plain_planner.ts). */
+  mergedBy?: "relay";
 }
 
 /** The open PR records, by file name; none when the folder does not exist yet. */
@@ -35,6 +38,19 @@ export async function openPlainPrs(prsDir: string): Promise<PlainPrRecord[]> {
   return open;
 }
 
+/**
+ * The open PR records for a reader that only looks (`relay status`, `relay doctor`): the
+ * files, or with `machines: split` the remote's as the last fetch mirrored them.
+ */
+export async function openPrRecords(
+  prsDir: string,
+  split?: { git: Git; remote: string },
+): Promise<PlainPrRecord[]> {
+  if (!split) return await openPlainPrs(prsDir);
+  const records = await new RemoteRecords(split.git, split.remote).list();
+  return records.filter((r) => r.state === "open");
+}
+
 export function plainPrPath(prsDir: string, branch: string): string {
   return join(prsDir, `${branch.replaceAll("/", "__")}.json`);
 }
@@ -45,11 +61,19 @@ export class PlainExecutorForge implements ExecutorForge {
     private readonly git: Git,
     private readonly remote: string,
     private readonly prsDir: string,
+    /** `machines: split`: the records are refs on the remote (lib/forge/remote_records.ts). */
+    private readonly records?: RemoteRecords,
   ) {}
 
   async pushBranch(branch: string, head: string): Promise<void> {
+    // Split: the branch goes in openPr's push, atomically with its record, so the other
+    // machine never sees a record without its branch or a new head without its record.
+    if (this.records) return;
     const res = await this.git.push(this.remote, head, `refs/heads/${branch}`);
-    const outcome = classifyPush(res.ok, res.stderr);
+    this.judge(classifyPush(res.ok, res.stderr), branch);
+  }
+
+  private judge(outcome: ReturnType<typeof classifyPush>, branch: string): void {
     if (outcome.kind === "raced" || outcome.kind === "unreachable") {
       throw pushRetry(outcome, `"${branch}" to "${this.remote}"`);
     }
@@ -57,7 +81,10 @@ export class PlainExecutorForge implements ExecutorForge {
   }
 
   async listOpen(): Promise<PrRef[]> {
-    return (await openPlainPrs(this.prsDir)).map((r) => ({
+    const records = this.records
+      ? (await this.records.list()).filter((r) => r.state === "open")
+      : await openPlainPrs(this.prsDir);
+    return records.map((r) => ({
       id: r.id,
       branch: r.branch,
       head: r.head,
@@ -65,11 +92,14 @@ export class PlainExecutorForge implements ExecutorForge {
   }
 
   async settled(branch: string): Promise<"merged" | "closed" | null> {
-    const state = (await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch)))?.state;
+    const state = this.records
+      ? (await this.records.read(branch))?.record?.state
+      : (await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch)))?.state;
     return state === "merged" || state === "closed" ? state : null;
   }
 
   async openPr(req: OpenPrRequest): Promise<PrRef> {
+    if (this.records) return await this.openRemotePr(req, this.records);
     const path = plainPrPath(this.prsDir, req.branch);
     const now = new Date().toISOString();
     const existing = await readJson<PlainPrRecord>(path);
@@ -92,5 +122,33 @@ export class PlainExecutorForge implements ExecutorForge {
     };
     await writeJson(path, record);
     return { id: record.id, branch: record.branch, head: record.head };
+  }
+
+  /** The branch and its record in one atomic push: both land, or neither. */
+  private async openRemotePr(req: OpenPrRequest, records: RemoteRecords): Promise<PrRef> {
+    const now = new Date().toISOString();
+    const res = await records.update(req.branch, (existing) => {
+      if (existing && existing.state === "open") {
+        return existing.head === req.head ? null : { ...existing, head: req.head, updated: now };
+      }
+      return {
+        id: req.branch,
+        branch: req.branch,
+        head: req.head,
+        task: req.task,
+        base: req.base,
+        title: req.title,
+        state: "open",
+        opened: now,
+        updated: now,
+      };
+    }, [`${req.head}:refs/heads/${req.branch}`]);
+    if (!res.ok) this.judge(res.outcome, req.branch);
+    // The record already had this head: make sure the branch has it too (a no-op when it has).
+    if (res.ok && res.record === null) {
+      const push = await this.git.push(this.remote, req.head, `refs/heads/${req.branch}`);
+      this.judge(classifyPush(push.ok, push.stderr), req.branch);
+    }
+    return { id: req.branch, branch: req.branch, head: req.head };
   }
 }

@@ -5,16 +5,29 @@
  * on, which is the compare-and-swap. Nothing touches a working tree.
  */
 import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
-import { HoldError } from "../errors.ts";
-import { classifyPush, describePush, failureAdvice, refusalAdvice } from "../git/push_outcome.ts";
+import { HoldError, RetryError } from "../errors.ts";
+import {
+  classifyPush,
+  describePush,
+  failureAdvice,
+  type PushOutcome,
+  refusalAdvice,
+} from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";
 import { redact } from "../proc/redact.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { openPlainPrs, plainPrPath, type PlainPrRecord } from "./plain_executor.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
+import type { RemotePrRecord, RemoteRecords } from "./remote_records.ts";
 
 function toStatus(r: PlainPrRecord): PrStatus {
-  return { id: r.id, branch: r.branch, head: r.head, state: r.state };
+  return {
+    id: r.id,
+    branch: r.branch,
+    head: r.head,
+    state: r.state,
+    ...(r.mergedBy ? { mergedBy: r.mergedBy } : {}),
+  };
 }
 
 export class PlainPlannerForge implements PlannerForge {
@@ -24,10 +37,14 @@ export class PlainPlannerForge implements PlannerForge {
     private readonly remote: string,
     private readonly main: string,
     private readonly prsDir: string,
+    /** `machines: split`: the records are refs on the remote (lib/forge/remote_records.ts). */
+    private readonly records?: RemoteRecords,
   ) {}
 
   async find(branch: string): Promise<PrStatus | null> {
-    const record = await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch));
+    const record = this.records
+      ? (await this.records.read(branch))?.record ?? null
+      : await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch));
     if (!record) return null;
     // The forge's head is what the remote has for the branch now.
     const head = await this.git.resolve(`refs/remotes/${this.remote}/${branch}`);
@@ -35,6 +52,9 @@ export class PlainPlannerForge implements PlannerForge {
   }
 
   async listOpen(): Promise<PrStatus[]> {
+    if (this.records) {
+      return (await this.records.list()).filter((r) => r.state === "open").map(toStatus);
+    }
     return (await openPlainPrs(this.prsDir)).map(toStatus);
   }
 
@@ -77,15 +97,29 @@ export class PlainPlannerForge implements PlannerForge {
         ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
         { stdin: redact(message) + "\n" },
       );
-      const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
-      if (push.ok) {
-        await this.setState(pr.branch, "merged", head);
-        return { merged: true as const, sha };
+      let outcome: PushOutcome;
+      if (this.records) {
+        // Split: main and the record that says merged move in one atomic push.
+        const now = new Date().toISOString();
+        const res = await this.records.update(
+          pr.branch,
+          (r) => r && { ...r, state: "merged", head, updated: now, mergedBy: "relay" },
+          [`${sha}:refs/heads/${this.main}`],
+        );
+        if (res.ok && res.record) return { merged: true as const, sha };
+        if (res.ok) return { merged: false as const, why: `no PR record for ${pr.branch}` };
+        outcome = res.outcome;
+      } else {
+        const push = await this.git.push(this.remote, sha, `refs/heads/${this.main}`);
+        if (push.ok) {
+          await this.setState(pr.branch, "merged", head);
+          return { merged: true as const, sha };
+        }
+        outcome = classifyPush(false, push.stderr);
       }
       // A race (main moved before or while the push landed) is worth another try, and an
       // unreachable remote is the next tick's to retry; a remote that refuses the merge
       // (protected branch, hook, credentials) will refuse it every minute: a person decides.
-      const outcome = classifyPush(false, push.stderr);
       if (outcome.kind === "unreachable") {
         return { merged: false as const, why: describePush(outcome) };
       }
@@ -123,6 +157,14 @@ export class PlainPlannerForge implements PlannerForge {
   }
 
   async recordVerdict(pr: PrStatus, head: string, text: string): Promise<void> {
+    if (this.records) {
+      const at = new Date().toISOString();
+      await this.remoteUpdate(
+        pr.branch,
+        (r) => r && { ...r, reviews: [...(r.reviews ?? []), { head, text: redact(text), at }] },
+      );
+      return;
+    }
     const path = plainPrPath(this.prsDir, pr.branch);
     const record = await readJson<
       PlainPrRecord & { reviews?: { head: string; text: string; at: string }[] }
@@ -145,9 +187,35 @@ export class PlainPlannerForge implements PlannerForge {
     state: PlainPrRecord["state"],
     head: string,
   ): Promise<void> {
+    if (this.records) {
+      const updated = new Date().toISOString();
+      await this.remoteUpdate(branch, (r) => r && { ...r, state, head, updated });
+      return;
+    }
     const path = plainPrPath(this.prsDir, branch);
     const record = await readJson<PlainPrRecord>(path);
     if (!record) return;
     await writeJson(path, { ...record, state, head, updated: new Date().toISOString() });
+  }
+
+  /** A change to the record on the remote; one that cannot land is the next tick's (or a HOLD). */
+  private async remoteUpdate(
+    branch: string,
+    change: (r: RemotePrRecord | null) => RemotePrRecord | null,
+  ): Promise<void> {
+    const res = await this.records!.update(branch, change);
+    if (res.ok) return;
+    const ref = `refs/relay/prs/${branch}`;
+    if (res.outcome.kind === "refused" || res.outcome.kind === "failed") {
+      throw new HoldError(
+        `Cannot update the PR record ${ref} on ${this.remote}: ${describePush(res.outcome)}`,
+        res.outcome.kind === "refused"
+          ? refusalAdvice(this.remote, ref)
+          : failureAdvice(this.remote, ref, this.git.cwd),
+      );
+    }
+    throw new RetryError(
+      `Cannot update the PR record ${ref} on ${this.remote} yet: ${describePush(res.outcome)}`,
+    );
   }
 }

@@ -4,10 +4,12 @@ import type { Git } from "../git/git.ts";
 import { GitHubPlannerForge } from "./github_planner.ts";
 import { PlainPlannerForge } from "./plain_planner.ts";
 import type { PlannerForge } from "./types.ts";
+import { RemoteRecords } from "./remote_records.ts";
 
 export function plannerForge(config: RepoConfig, git: Git, prsDir: string): PlannerForge {
   if (config.forge === "github") {
     return new GitHubPlannerForge(git.cwd, config.timeouts.networkMs);
   }
-  return new PlainPlannerForge(git, config.remote, config.main, prsDir);
+  const records = config.machines === "split" ? new RemoteRecords(git, config.remote) : undefined;
+  return new PlainPlannerForge(git, config.remote, config.main, prsDir, records);
 }

@@ -48,6 +48,11 @@ export interface PrStatus {
   head: string;
   state: "open" | "merged" | "closed";
   url?: string;
+  /**
+   * `machines: split`: relay merged it, on whichever reviewer machine (the PR record on the
+   * remote says so), so another reviewer machine does not take it for a person's merge.
+   */
+  mergedBy?: "relay";
 }
 
 /** What the planner (reviewer) may do on a forge. Executor code never imports this. */

@@ -12,6 +12,7 @@ import type { Git } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
+import { readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
 import type { GateInput } from "./gate.ts";
 import { revalidateOnMerge } from "./revalidate.ts";
@@ -64,6 +65,23 @@ async function showFile(git: Git, rev: string, path: string): Promise<string | n
   return res.code === 0 ? res.stdout : null;
 }
 
+/**
+ * The brief the report on main answers. With `machines: split` the reviewer commits the
+ * brief it promotes or writes (a fix) on its own, so main's brief may be the next one,
+ * OPEN: the report's own is then the one in the executor's paperwork commit, the last
+ * commit that changed the report. With `machines: one` it is always main's.
+ */
+export async function briefBesideReport(
+  git: Git,
+  mainRef: string,
+  split: boolean,
+): Promise<string | null> {
+  const text = await showFile(git, mainRef, BRIEF_FILE);
+  if (!split || text === null || readStatus(text) !== "OPEN") return text;
+  const at = await git.out(["log", "-1", "--format=%H", mainRef, "--", REPORT_FILE]);
+  return (at === "" ? null : await showFile(git, at, BRIEF_FILE)) ?? text;
+}
+
 export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> {
   const { git, config } = opts;
   const mainName = `${config.remote}/${config.main}`;
@@ -101,7 +119,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   }
 
   const briefFile = `${mainName}:${BRIEF_FILE}`;
-  const briefText = await showFile(git, mainRef, BRIEF_FILE);
+  const briefText = await briefBesideReport(git, mainRef, config.machines === "split");
   if (briefText === null) {
     throw new InputError(
       { file: briefFile },

@@ -140,13 +140,17 @@ export class Git {
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
    * is a race, not a failure — wait a moment and fetch again.
    */
-  async fetch(remote: string, opts: { reuseMs?: number } = {}): Promise<void> {
-    const key = `${this.cwd}\0${remote}`;
+  async fetch(
+    remote: string,
+    opts: { reuseMs?: number; refspecs?: readonly string[] } = {},
+  ): Promise<void> {
+    const refspecs = opts.refspecs ?? [];
+    const key = [this.cwd, remote, ...refspecs].join("\0");
     const last = fetched.get(key);
     if (opts.reuseMs !== undefined && last !== undefined && Date.now() - last < opts.reuseMs) {
       return;
     }
-    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
+    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote, ...refspecs];
     const started = Date.now();
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
@@ -193,6 +197,36 @@ export class Git {
       return { ok: res.code === 0, stderr: res.stderr + res.stdout };
     } catch (err) {
       // A push that hangs is cut off at the network timeout: the remote did not answer.
+      if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
+        return { ok: false, stderr: `${err.message}\n${err.stderr}` };
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Pushes several `src:dst` refspecs in one push, never with a plain force: `atomic` makes
+   * the remote take all or none; `leases` are `<ref>:<expected>` pairs ("" = must not exist)
+   * passed as --force-with-lease, a compare-and-swap on exactly those refs.
+   */
+  async pushRefs(
+    remote: string,
+    refspecs: readonly string[],
+    opts: { atomic?: boolean; leases?: readonly string[] } = {},
+  ): Promise<{ ok: boolean; stderr: string }> {
+    const args = [
+      "push",
+      "--porcelain",
+      ...(opts.atomic ? ["--atomic"] : []),
+      ...(opts.leases ?? []).map((l) => `--force-with-lease=${l}`),
+      "--",
+      remote,
+      ...refspecs,
+    ];
+    try {
+      const res = await this.run(args, { allowFail: true, timeoutMs: this.networkTimeoutMs });
+      return { ok: res.code === 0, stderr: res.stderr + res.stdout };
+    } catch (err) {
       if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {
         return { ok: false, stderr: `${err.message}\n${err.stderr}` };
       }

@@ -90,7 +90,8 @@ export function noteOf(
         },
       };
     case "merge-noted":
-      if (!head) return null;
+      // Merged by relay on another reviewer machine (split): that machine wrote its note.
+      if (!head || ctx.pr?.mergedBy === "relay") return null;
       return {
         commit: head,
         record: { kind: "merged", task, head, sha: e.sha, by: "a person, outside relay", at },

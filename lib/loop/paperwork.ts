@@ -40,10 +40,12 @@ export async function syncMain(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: { aside: string; log: Log; fetched?: boolean },
 ): Promise<void> {
-  // Just fetched by this tick (and no agent ran since): the push below is the check.
-  await primary.fetch(remote, { reuseMs: REUSE_FETCH_MS });
+  // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick);
+  // otherwise a fetch this tick made a moment ago (no agent ran since) stands: the push is
+  // the check.
+  if (!opts.fetched) await primary.fetch(remote, { reuseMs: REUSE_FETCH_MS });
   const origin = await primary.resolve(`refs/remotes/${remote}/${main}`);
   const local = await primary.resolve("HEAD");
   if (!origin || !local || origin === local) return;
@@ -319,9 +321,10 @@ async function rebasePaperwork(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: { aside: string; log: Log; fetched?: boolean },
 ): Promise<void> {
-  await primary.fetch(remote);
+  // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick).
+  if (!opts.fetched) await primary.fetch(remote);
   const origin = `refs/remotes/${remote}/${main}`;
   if (!(await paperworkOnly(primary, `${origin}..HEAD`))) {
     throw new HoldError(
@@ -370,4 +373,49 @@ async function rebasePaperwork(
       `put relay's uncommitted paperwork back after the rebase: ${outcomes.join("; ")}`,
     );
   }
+}
+
+/**
+ * `machines: split`: the reviewer's own paperwork commit. With no shared tree, a promoted
+ * brief, a fix brief or a retired one cannot wait for the executor's next paperwork commit:
+ * the reviewer commits what it left in the protocol files (the brief and the inbox, never
+ * anything else) on main, in a commit of its own, named like the executor's
+ * (`Task #<n>: brief — <status> (<branch>)`). Null when it left nothing.
+ */
+export async function commitReviewerPaperwork(
+  primary: Git,
+  suffix?: string,
+): Promise<string | null> {
+  const paths = [BRIEF_FILE, INBOX_DIR];
+  const changed = await primary.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--",
+    ...paths,
+  ]);
+  if (changed === "") return null;
+  const { readHeaderField, readHeaderTask, readStatus } = await import(
+    "../protocol/status_line.ts"
+  );
+  const brief = await Deno.readTextFile(join(primary.cwd, BRIEF_FILE)).catch(() => null);
+  const task = readHeaderTask(brief);
+  const subject = task === null
+    ? "relay: inbox"
+    : `Task #${task}: brief — ${readStatus(brief ?? "") ?? "changed"} (${
+      readHeaderField(brief, "branch") ?? `task-${task}`
+    })`;
+  const message = redact(suffix ? `${subject} ${suffix}` : subject);
+  await primary.run(["add", "--all", "--", ...paths]);
+  await primary.run(["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths]);
+  return await primary.head();
+}
+
+/** True when local main has commits the remote's main lacks (a paperwork push still to make). */
+export async function mainAhead(primary: Git, remote: string, main: string): Promise<boolean> {
+  const upstream = await primary.resolve(`refs/remotes/${remote}/${main}`);
+  const local = await primary.resolve("HEAD");
+  return upstream !== null && local !== null && upstream !== local &&
+    !(await primary.isAncestor(local, upstream));
 }

@@ -77,6 +77,27 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   }
   failpoint("after-lock");
 
+  // machines: split — new work arrives on the remote, and the role is leased there.
+  const { splitConfig } = await import("./split.ts");
+  const split = await splitConfig(opts.repo.root);
+  if (!split) return await pollTick(opts, state);
+  const { startExecutor } = await import("./split.ts");
+  const start = await startExecutor(split, opts.repo, state, opts.log);
+  if ("idle" in start) return { kind: "idle", message: start.idle };
+  if ("busy" in start) return { kind: "busy", message: start.busy };
+  try {
+    return await pollTick(opts, state);
+  } finally {
+    // An attempt still journaled here keeps the lease: no other machine starts a second one.
+    if ((await readTextOrNull(state.journal)) !== null) await start.role.keep();
+    else await start.role.release();
+  }
+}
+
+async function pollTick(
+  opts: PollOptions,
+  state: ReturnType<typeof statePaths>,
+): Promise<TickResult> {
   const run = await readJournal(state.journal);
   const briefText = await readTextOrNull(join(opts.repo.root, BRIEF_FILE));
   const ctx: ExecContext = {

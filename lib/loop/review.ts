@@ -76,6 +76,9 @@ export type ReviewResult =
 
 export type ReviewOptions = TickOptions;
 
+/** How long a split-mode review waits for this machine's poll to leave the primary tree. */
+const SPLIT_POLL_WAIT_MS = 15_000;
+
 export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> {
   const state = statePaths(opts.repo.commonDir);
   const { pausedLine, readPause } = await import("../state/pause.ts");
@@ -98,9 +101,69 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
         }s; the next tick reviews`,
     };
   }
+  // machines: split — the reviewer's role is leased on the remote, and its paperwork is its own.
+  const { splitConfig } = await import("./split.ts");
+  const split = await splitConfig(opts.repo.root);
+  if (!split) return await reviewTick(opts, state);
+  return await asSplitReviewer(split, opts, state, () => reviewTick(opts, state, true));
+}
+
+/**
+ * `machines: split`: runs a reviewer-side command (the tick, `relay merge`, `relay accept`)
+ * under the reviewer's lease on the remote, with the primary tree brought up to the remote's
+ * main first and what the command left in the brief and the inbox committed and pushed after.
+ * The command commits in the primary tree, so a poll of this machine must not work there
+ * meanwhile: the poll lock is held too (a poll that only looks is waited for).
+ */
+async function asSplitReviewer<R extends ReviewResult>(
+  split: import("../config/repo.ts").RepoConfig,
+  opts: ReviewOptions,
+  state: ReturnType<typeof statePaths>,
+  run: () => Promise<R>,
+): Promise<R | ReviewResult> {
+  await using poll = await waitLock(state.pollLock, "review", { waitMs: SPLIT_POLL_WAIT_MS });
+  if (!poll) return { kind: "busy", message: "busy: relay poll is running on this machine" };
+  const { publishReviewerPaperwork, startReviewer } = await import("./split.ts");
+  const start = await startReviewer(split, opts.repo, state, opts.log);
+  if ("busy" in start) return { kind: "busy", message: start.busy };
+  let result: R;
+  try {
+    result = await run();
+  } catch (err) {
+    // The promotion or fix brief written before a HOLD still goes out; the HOLD is the news.
+    await publishReviewerPaperwork(split, opts.repo, state, opts.log).catch((e) =>
+      opts.log.step(`the reviewer's paperwork waits on local ${split.main}: ${e.message}`)
+    );
+    await endReview(start.role, state);
+    throw err;
+  }
+  try {
+    await publishReviewerPaperwork(split, opts.repo, state, opts.log);
+  } finally {
+    await endReview(start.role, state);
+  }
+  return result;
+}
+
+/** A review turn still journaled here (interrupted) keeps the lease; otherwise it is let go. */
+async function endReview(
+  role: import("./split.ts").HeldRole,
+  state: ReturnType<typeof statePaths>,
+): Promise<void> {
+  const { readTextOrNull } = await import("../state/json_file.ts");
+  if ((await readTextOrNull(state.reviewJournal)) !== null) await role.keep();
+  else await role.release();
+}
+
+async function reviewTick(
+  opts: ReviewOptions,
+  state: ReturnType<typeof statePaths>,
+  pollLockHeld = false,
+): Promise<ReviewResult> {
   const ctx: PlanContext = {
     repo: opts.repo,
     state,
+    ...(pollLockHeld ? { pollLockHeld } : {}),
     log: opts.log,
     progress: opts.progress,
     ...(opts.profileFlag !== undefined ? { profileFlag: opts.profileFlag } : {}),
@@ -146,7 +209,24 @@ export async function runMerge(
       return { kind: "busy", message: "busy: a relay poll is running; try again when it ends" };
     }
   }
-  const ctx: PlanContext = { repo: opts.repo, state, log: opts.log, progress: opts.progress };
+  const { splitConfig } = await import("./split.ts");
+  const split = await splitConfig(opts.repo.root);
+  if (split) return await asSplitReviewer(split, opts, state, () => mergeNow(opts, state, true));
+  return await mergeNow(opts, state);
+}
+
+async function mergeNow(
+  opts: ReviewOptions & { task?: number; accept?: AcceptRequest },
+  state: ReturnType<typeof statePaths>,
+  pollLockHeld = false,
+): Promise<ReviewResult & { decision?: GateDecision }> {
+  const ctx: PlanContext = {
+    repo: opts.repo,
+    state,
+    log: opts.log,
+    progress: opts.progress,
+    ...(pollLockHeld ? { pollLockHeld } : {}),
+  };
   const mode: PlannerMode = {
     kind: "merge",
     ...(opts.task !== undefined ? { task: opts.task } : {}),

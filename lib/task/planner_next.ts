@@ -82,9 +82,9 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       return {
         kind: "promote",
         done: s.phase === "merged-first"
-          ? `task ${sub.task}: ${pr.id} was merged outside relay`
+          ? `task ${sub.task}: ${pr.id} was merged ${byWhom(pr)}`
           : `task ${sub.task} is merged`,
-        retire: `${pr.id} (task ${sub.task}) was merged outside relay: ${
+        retire: `${pr.id} (task ${sub.task}) was merged ${byWhom(pr)}: ${
           short(seen.mergedHead!)
         } is in ${seen.main}. Nothing was launched for this fix.`,
       };
@@ -465,4 +465,9 @@ function staleText(s: PlannerState): string {
       intent.action === "accept" ? "merged" : "sent back"
     }; look again with relay ${intent.action} ${intent.task} --intent-only`,
   ].join("\n");
+}
+
+/** Who merged a PR relay did not merge in this clone: a person, or (split) another machine's relay. */
+function byWhom(pr: { mergedBy?: "relay" }): string {
+  return pr.mergedBy === "relay" ? "by relay on another machine" : "outside relay";
 }

@@ -32,6 +32,11 @@ export interface TickContext {
   say?: (line: string) => void;
   /** Set by the effect that loads the config. */
   ready?: Ready;
+  /**
+   * This tick already holds the poll lock (`machines: split`: a review tick keeps the
+   * primary tree to itself while it may commit there), so promotion does not take it again.
+   */
+  pollLockHeld?: boolean;
   /** The task's timeline this tick appends to (lib/loop/timeline.ts), keyed by task/brief. */
   timeline?: { key: string; log: import("../timeline.ts").Timeline };
 }

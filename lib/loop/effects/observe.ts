@@ -29,17 +29,25 @@ import { applyTaskConfig } from "./freeze.ts";
 import { stagesOf } from "../../config/task_config.ts";
 import type { PlanContext, PlanSubject, Ready } from "./context.ts";
 import { POST_STAGES, type PostStage } from "../../state/reviews.ts";
+import { briefBesideReport } from "../../gate/load.ts";
 
 export async function showOrNull(git: Git, spec: string): Promise<string | null> {
   const res = await git.run(["show", spec], { allowFail: true });
   return res.code === 0 ? res.stdout : null;
 }
 
-export async function readSubject(git: Git, originMain: string): Promise<PlanSubject | null> {
+export async function readSubject(
+  git: Git,
+  originMain: string,
+  split = false,
+): Promise<PlanSubject | null> {
   const reportText = await showOrNull(git, `${originMain}:${REPORT_FILE}`);
   if (reportText === null) return null;
   const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
-  const briefText = await showOrNull(git, `${originMain}:${BRIEF_FILE}`);
+  // machines: split — main's brief may be the next one; the report's is beside it in history.
+  const briefText = split
+    ? await briefBesideReport(git, originMain, true)
+    : await showOrNull(git, `${originMain}:${BRIEF_FILE}`);
   if (briefText === null) {
     throw new InputError(
       { file: `origin/main:${BRIEF_FILE}` },
@@ -103,7 +111,9 @@ export async function observe(
     handsfree: false,
     stages: [],
   };
-  const subject = originMain ? await readSubject(primary, originMain) : null;
+  const subject = originMain
+    ? await readSubject(primary, originMain, config.machines === "split")
+    : null;
   if (!subject) return { kind: "observed", seen, record: null };
   const profile = mode.kind === "tick"
     ? withFlags(await loadProfile(profilePath(tick.profileFlag)), tick.flags)

@@ -39,14 +39,18 @@ export async function promote(
   // back here). A poll that is only looking (no attempt journaled) is waited for; one
   // running an agent turn is not.
   const attempt = (await readTextOrNull(tick.state.journal)) !== null;
-  await using lock = attempt
+  await using lock = tick.pollLockHeld
+    ? null
+    : attempt
     ? await tryLock(tick.state.pollLock, "promote")
     // A poll holding its lock may itself be waiting for this tick's lock: never wait for it.
     : await waitLock(tick.state.pollLock, "promote", {
       waitMs: PROMOTE_WAIT_MS,
       waitFor: (holder) => holder.command !== "poll",
     });
-  if (!lock) return said(`${done}; promotion waits for the executor's tick to end`);
+  if (!lock && !tick.pollLockHeld) {
+    return said(`${done}; promotion waits for the executor's tick to end`);
+  }
   await removeTaskWorktree(tick, branch);
   const retired = effect.retire
     ? await retireFixBrief(tick.repo.root, branch, effect.retire)

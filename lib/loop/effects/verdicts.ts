@@ -30,9 +30,9 @@ export async function noteMerge(tick: PlanContext, s: PlannerState): Promise<Pla
   // (When the branch moved on past the merged head, the HOLD that follows says it all.)
   if (merged === pr.head || seen.prHeadInMain) {
     tick.log.step(
-      `task ${subjectOf(tick).task}: ${pr.id} was merged outside relay (${
-        merged.slice(0, 12)
-      } is in ${seen.main})${
+      `task ${subjectOf(tick).task}: ${pr.id} was merged ${
+        pr.mergedBy === "relay" ? "by relay on another machine" : "outside relay"
+      } (${merged.slice(0, 12)} is in ${seen.main})${
         merged !== pr.head
           ? `; ${pr.branch} has moved on to ${
             pr.head.slice(0, 12)

@@ -1,0 +1,226 @@
+/**
+ * `machines: split`: the executor tick and the reviewer tick on machines that
+ * share only the git remote. What each tick does around its usual work:
+ *
+ * - one fetch of main, the PR records and the leases (`refs/relay/*` into
+ *   `refs/relay-remote/*`, lib/git/lease.ts);
+ * - the role's lease on the remote, taken by a compare-and-swap push, renewed
+ *   while the tick runs, released when it ends — or kept while this machine
+ *   has an attempt (or a review turn) journaled, so no other machine starts a
+ *   second one for the same task;
+ * - the primary tree brought up to the remote's main, fast-forward only
+ *   (lib/loop/paperwork.ts syncMain: a change in the way is a HOLD that says
+ *   what to do), before the brief is read;
+ * - the reviewer commits and pushes its own paperwork (a promoted, fix or
+ *   retired brief) at the end of its tick, since no executor shares its tree.
+ *
+ * Mode `one` never comes here: the config text is checked first
+ * (lib/state/machines.ts), so today's ticks load nothing more.
+ */
+import { join } from "node:path";
+import type { RepoConfig } from "../config/repo.ts";
+import type { RepoPaths } from "../git/discover.ts";
+import { Git } from "../git/git.ts";
+import {
+  describeHolder,
+  type Lease,
+  type LeaseAt,
+  type LeaseRole,
+  RELAY_REFSPECS,
+  releaseLease,
+  renewLease,
+  takeLease,
+} from "../git/lease.ts";
+import type { Log } from "../proc/log.ts";
+import { hostname } from "../state/lock.ts";
+import { machineId, mayBeSplit } from "../state/machines.ts";
+import { BRIEF_FILE, CONFIG_FILE, type StatePaths } from "../state/paths.ts";
+import { readTextOrNull } from "../state/json_file.ts";
+import { runId } from "../state/run_id.ts";
+import { readStatus } from "../protocol/status_line.ts";
+import { commitReviewerPaperwork, mainAhead, pushMain, syncMain } from "./paperwork.ts";
+
+/**
+ * How long a lease lasts without renewal. A machine that crashed frees its role this long
+ * after its last renewal; a live tick renews every RENEW_EVERY_MS, through the longest turn.
+ */
+export const LEASE_TTL_MS = 10 * 60_000;
+export const RENEW_EVERY_MS = 2 * 60_000;
+
+/** The repo config when it says `machines: split`, else null (mode one loads nothing). */
+export async function splitConfig(root: string): Promise<RepoConfig | null> {
+  const text = await readTextOrNull(join(root, CONFIG_FILE));
+  if (text === null || !mayBeSplit(text)) return null;
+  const { loadRepoConfig } = await import("../config/repo.ts");
+  const config = await loadRepoConfig(root);
+  return config.machines === "split" ? config : null;
+}
+
+/** A role's lease this tick holds; renewed in the background until released or kept. */
+export class HeldRole {
+  #timer: ReturnType<typeof setInterval>;
+  #renewing: Promise<void> = Promise.resolve();
+  #ended = false;
+
+  constructor(
+    private readonly git: Git,
+    private readonly remote: string,
+    private held: LeaseAt & { lease: Lease },
+    private readonly log: Log,
+  ) {
+    this.#timer = setInterval(() => {
+      this.#renewing = this.#renewing.then(() => this.renew());
+    }, RENEW_EVERY_MS);
+    Deno.unrefTimer(this.#timer);
+  }
+
+  private async renew(): Promise<void> {
+    if (this.#ended) return;
+    const next = await renewLease(this.git, this.remote, this.held, LEASE_TTL_MS).catch(() =>
+      undefined
+    );
+    if (next) this.held = next;
+    else if (next === null) {
+      this.log.step(
+        `warning: the ${this.held.lease.role} lease on ${this.remote} is no longer this machine's`,
+      );
+    }
+  }
+
+  private async stop(): Promise<void> {
+    this.#ended = true;
+    clearInterval(this.#timer);
+    await this.#renewing;
+  }
+
+  /**
+   * The tick ends with work journaled on this machine: the lease stays, and this machine's
+   * next tick renews it. Renewed once now, so it lasts a full TTL from here.
+   */
+  async keep(): Promise<void> {
+    await this.stop();
+    const next = await renewLease(this.git, this.remote, this.held, LEASE_TTL_MS).catch(() => null);
+    if (next) this.held = next;
+  }
+
+  /** The tick is done with the role: the next machine need not wait for the lease to expire. */
+  async release(): Promise<void> {
+    await this.stop();
+    await releaseLease(this.git, this.remote, this.held).catch(() => false);
+  }
+}
+
+/** One fetch: main (all branches), the PR records and the leases. */
+export async function fetchAll(git: Git, remote: string): Promise<void> {
+  await git.fetch(remote, {
+    refspecs: [`+refs/heads/*:refs/remotes/${remote}/*`, ...RELAY_REFSPECS],
+  });
+}
+
+/**
+ * Takes `role`'s lease on the remote (after the fetch that read it). A busy line when
+ * another machine holds it (or won the race to it just now).
+ */
+export async function takeRole(
+  git: Git,
+  config: RepoConfig,
+  repo: RepoPaths,
+  role: LeaseRole,
+  log: Log,
+): Promise<{ busy: string } | { role: HeldRole }> {
+  const holder = {
+    machine: machineId(repo.commonDir),
+    host: hostname(),
+    pid: Deno.pid,
+    run: runId(role === "executor" ? "poll" : "review"),
+  };
+  const res = await takeLease(git, config.remote, role, holder, LEASE_TTL_MS);
+  if (!res.ok) {
+    return {
+      busy: res.holder
+        ? `busy: ${role} lease held by ${describeHolder(res.holder)} until ${res.holder.expiresAt}`
+        : `busy: ${role} lease taken by another machine just now`,
+    };
+  }
+  return { role: new HeldRole(git, config.remote, res.held, log) };
+}
+
+/**
+ * The executor's start in split mode. Idle (no lease taken, one fetch spent) when this
+ * machine has no attempt journaled and no brief is OPEN here or on the remote's main;
+ * busy when another machine has the executor's lease; else the lease, with the primary
+ * tree brought up to the remote's main.
+ */
+export async function startExecutor(
+  config: RepoConfig,
+  repo: RepoPaths,
+  state: StatePaths,
+  log: Log,
+): Promise<{ idle: string } | { busy: string } | { role: HeldRole }> {
+  const git = new Git(repo.root, config.timeouts.networkMs);
+  await fetchAll(git, config.remote);
+  const journaled = (await readTextOrNull(state.journal)) !== null;
+  const here = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  const remoteMain = `refs/remotes/${config.remote}/${config.main}`;
+  const there = await git.run(["show", `${remoteMain}:${BRIEF_FILE}`], { allowFail: true });
+  const open = (text: string | null) => text !== null && readStatus(text) === "OPEN";
+  if (!journaled && !open(here) && !(there.code === 0 && open(there.stdout))) {
+    return { idle: `idle: ${BRIEF_FILE} is not OPEN on ${config.remote}/${config.main}` };
+  }
+  const taken = await takeRole(git, config, repo, "executor", log);
+  if ("busy" in taken) return taken;
+  try {
+    await syncMain(git, config.remote, config.main, {
+      aside: join(state.dir, "paperwork-aside"),
+      log,
+      fetched: true,
+    });
+  } catch (err) {
+    await taken.role.release();
+    throw err;
+  }
+  return taken;
+}
+
+/** The reviewer's start in split mode: one fetch, the lease, its own paperwork caught up. */
+export async function startReviewer(
+  config: RepoConfig,
+  repo: RepoPaths,
+  state: StatePaths,
+  log: Log,
+): Promise<{ busy: string } | { role: HeldRole }> {
+  const git = new Git(repo.root, config.timeouts.networkMs);
+  await fetchAll(git, config.remote);
+  const taken = await takeRole(git, config, repo, "reviewer", log);
+  if ("busy" in taken) return taken;
+  try {
+    const aside = join(state.dir, "paperwork-aside");
+    await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
+    // Paperwork a previous tick committed but could not push (an unreachable remote).
+    if (await mainAhead(git, config.remote, config.main)) {
+      await pushMain(git, config.remote, config.main, { aside, log });
+    }
+  } catch (err) {
+    await taken.role.release();
+    throw err;
+  }
+  return taken;
+}
+
+/** The reviewer's end in split mode: what it left in the brief and the inbox, committed and pushed. */
+export async function publishReviewerPaperwork(
+  config: RepoConfig,
+  repo: RepoPaths,
+  state: StatePaths,
+  log: Log,
+): Promise<void> {
+  const git = new Git(repo.root, config.timeouts.networkMs);
+  const sha = await commitReviewerPaperwork(git, config.paperwork.commitSuffix);
+  if (sha) log.step(`committed the reviewer's paperwork on ${config.main} (${sha.slice(0, 12)})`);
+  if (await mainAhead(git, config.remote, config.main)) {
+    await pushMain(git, config.remote, config.main, {
+      aside: join(state.dir, "paperwork-aside"),
+      log,
+    });
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * `machines: split`: the executor and the reviewer on different machines that
+ * share only a bare origin. Machine A runs only `relay poll`, machine B only
+ * `relay review` (it is also where a person queues briefs), machine C races
+ * both. A simulated minute starts all four ticks at the same moment and waits
+ * for them; three queued briefs must end merged on origin/main, each task's
+ * executor turn run once, each merge made once, nothing lost, and every tick
+ * ending 0 (a tick that loses a lease race says busy).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AGENTS, all, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+
+const TASKS = 3;
+const MINUTES = 24;
+
+interface Machine {
+  name: string;
+  dir: string;
+  profile: string;
+}
+
+/** A clone of the origin with its own operator profile (its own worktree root). */
+async function machine(scene: Scene, name: string, dir?: string): Promise<Machine> {
+  const clone = dir ?? join(scene.dir, `machine-${name}`);
+  if (!dir) await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, clone]);
+  const profile = join(scene.dir, `profile-${name}.yaml`);
+  const text = await Deno.readTextFile(scene.profile);
+  await Deno.writeTextFile(
+    profile,
+    text.replace(/^worktree_root: .*$/m, `worktree_root: ${join(scene.dir, `worktrees-${name}`)}`),
+  );
+  return { name, dir: clone, profile };
+}
+
+function tick(
+  scene: Scene,
+  m: Machine,
+  command: "poll" | "review",
+  env: Record<string, string> = {},
+): Promise<RelayResult> {
+  return scene.relay(["-C", m.dir, "--profile", m.profile, command], {
+    env: { FAKE_MACHINE: m.name, ...env },
+  });
+}
+
+/** The fake executor, counting each launch (task and machine) in `launches`. */
+async function countingAgent(scene: Scene, launches: string): Promise<void> {
+  const agent = join(scene.dir, "counting-agent.sh");
+  await Deno.writeTextFile(
+    agent,
+    `#!/usr/bin/env bash\necho "task $RELAY_TASK $FAKE_MACHINE" >> "${launches}"\nexec bash "${
+      join(AGENTS, "good.sh")
+    }" "$@"\n`,
+  );
+  await Deno.writeTextFile(join(scene.dir, "executor-script"), agent);
+}
+
+/**
+ * Simulated minutes: A's poll, B's review, C's poll and C's review started together, until
+ * origin/main has `merges` merges. Every tick must exit 0 without an error or a HOLD.
+ */
+async function minutes(
+  scene: Scene,
+  machines: { a: Machine; b: Machine; c: Machine },
+  merges: number,
+  env: Record<string, string> = {},
+): Promise<{ merged: string[]; transcript: string[] }> {
+  const { a, b, c } = machines;
+  const transcript: string[] = [];
+  let merged: string[] = [];
+  for (let minute = 1; minute <= MINUTES; minute++) {
+    const ticks: [string, Promise<RelayResult>][] = [
+      ["A poll", tick(scene, a, "poll", env)],
+      ["B review", tick(scene, b, "review", env)],
+      ["C poll", tick(scene, c, "poll", env)],
+      ["C review", tick(scene, c, "review", env)],
+    ];
+    const results = await Promise.all(ticks.map(([, p]) => p));
+    for (const [i, res] of results.entries()) {
+      const name = ticks[i]![0];
+      transcript.push(`minute ${minute} ${name}: exit ${res.code} ${said(res)}`);
+      const story = `${name} in minute ${minute}: ${all(res)}\n${transcript.join("\n")}`;
+      assert.equal(res.code, 0, story);
+      assert.doesNotMatch(res.stderr, /error|HOLD/i, story);
+    }
+    merged = (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin))
+      .split("\n").filter((l) => l !== "");
+    if (merged.length >= merges) break;
+  }
+  console.log(transcript.join("\n"));
+  return { merged, transcript };
+}
+
+/** The last line a tick said, without the time stamp (empty: it said nothing). */
+function said(res: RelayResult): string {
+  return (res.stdout.trim().split("\n").at(-1) ?? "").replace(
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /,
+    "",
+  );
+}
+
+Deno.test("split machines: A polls, B reviews, C races both; three briefs merge once each", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  // The executor notes each launch: task and machine.
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+
+  // A person queues the briefs and promotes the first on B: B's next review tick commits
+  // and pushes them (split mode: the reviewer's paperwork is its own).
+  for (let i = 1; i <= TASKS; i++) {
+    const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: `Step ${i}` }) });
+    assert.equal(res.code, 0, all(res));
+  }
+  const promote = await scene.relay(["promote"]);
+  assert.equal(promote.code, 0, all(promote));
+
+  const { merged, transcript } = await minutes(scene, { a, b, c }, TASKS);
+  const story = transcript.join("\n");
+
+  // Every task merged, each exactly once.
+  const mergedTasks = merged.map((s) => Number(/^Merge task-(\d+):/.exec(s)?.[1])).sort();
+  assert.deepEqual(mergedTasks, [1, 2, 3], `merges: ${merged.join(" | ")}\n${story}`);
+
+  // Each task's executor turn ran exactly once (no fix rounds: the reviewer passes all).
+  const lines = (await Deno.readTextFile(launches)).split("\n").filter((l) => l !== "");
+  const perTask = (t: number) => lines.filter((l) => l.startsWith(`task ${t} `)).length;
+  for (let t = 1; t <= TASKS; t++) assert.equal(perTask(t), 1, `launches: ${lines.join(", ")}`);
+  // Only the executor machines ran it.
+  assert.ok(lines.every((l) => / (A|C)$/.test(l)), lines.join(", "));
+
+  // Nothing lost: every task branch's head is in main, with its feature file.
+  const refs = await scene.out(["for-each-ref", "--format=%(refname)"], scene.origin);
+  for (let t = 1; t <= TASKS; t++) {
+    await scene.git(scene.origin, ["merge-base", "--is-ancestor", `task-${t}`, "main"]);
+    const file = await scene.out(["show", `main:src/feature-${t}.txt`], scene.origin);
+    assert.equal(file, `feature for task ${t}`);
+    // The PR record lives on the origin, and says merged.
+    assert.match(refs, new RegExp(`^refs/relay/prs/task-${t}$`, "m"));
+    const record = JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", `refs/relay/prs/task-${t}`], scene.origin),
+    );
+    assert.equal(record.state, "merged", `record of task ${t}`);
+    assert.equal(record.reviews?.length, 1, `one verdict on task ${t}'s record`);
+  }
+  // The leases are on the origin, and no tick left one held.
+  for (const role of ["executor", "reviewer"]) {
+    const lease = JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", `refs/relay/leases/${role}`], scene.origin),
+    );
+    assert.ok(lease.released, `${role} lease released: ${JSON.stringify(lease)}`);
+  }
+  // main is only paperwork commits and merges of task branches (first-parent history).
+  const firstParent = (await scene.out(
+    ["log", "--first-parent", "--format=%s", "main"],
+    scene.origin,
+  )).split("\n");
+  for (const subject of firstParent) {
+    assert.match(subject, /^(Merge task-\d+:|Task #\d+: (status|brief) — |relay: inbox|initial)/);
+  }
+  // Both roles really ran on more than one machine's behalf? At least: B reviewed, A or C polled.
+  assert.match(story, /minute \d+ (A|C) poll: exit 0 task \d+ shipped/);
+  // Local refs the machines keep (anchors) were never touched by the mirror fetch.
+  for (const m of [a, b, c]) {
+    const mine = await scene.out(["for-each-ref", "--format=%(refname)", "refs/relay/"], m.dir);
+    assert.doesNotMatch(mine, /refs\/relay\/(prs|leases)\//, `${m.name}: ${mine}`);
+  }
+});
+
+Deno.test("split machines: a FAIL's fix brief is the reviewer's own commit; an executor machine picks it up and the fix merges", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Needs a fix" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+
+  // The first review anywhere FAILs (once); every later one runs the bar and passes.
+  const env = { FAKE_FAIL_ONCE: join(scene.dir, "failed-once") };
+  const { merged, transcript } = await minutes(scene, { a, b, c }, 1, env);
+  const story = transcript.join("\n");
+  assert.deepEqual(merged.map((m) => /^Merge task-(\d+):/.exec(m)?.[1]), ["1"], story);
+  assert.match(story, /(B|C) review: exit 0 task 1: sent back — fix brief 2/);
+
+  // The original turn and the fix's turn: once each, on executor machines.
+  const lines = (await Deno.readTextFile(launches)).split("\n").filter((l) => l !== "");
+  assert.equal(lines.length, 2, lines.join(", "));
+  assert.equal(lines.filter((l) => l.startsWith("task 1 ")).length, 1, lines.join(", "));
+  assert.ok(lines.every((l) => / (A|C)$/.test(l)), lines.join(", "));
+
+  // The fix brief reached main in the reviewer's own paperwork commit, before the fix ran.
+  const subjects = await scene.out(["log", "--first-parent", "--format=%s", "main"], scene.origin);
+  assert.match(subjects, /^Task #2: brief — OPEN \(task-1\)$/m, subjects);
+  assert.match(subjects, /^Task #2: status — SHIPPED \(task-1\)$/m, subjects);
+  // The record on the origin carries both verdicts, in order, and says merged.
+  const record = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/prs/task-1"], scene.origin),
+  );
+  assert.equal(record.state, "merged");
+  assert.deepEqual(
+    record.reviews.map((r: { text: string }) => /Verdict: (PASS|FAIL)/.exec(r.text)?.[1]),
+    ["FAIL", "PASS"],
+  );
+  // Every update of the record was a fast-forward: its history is a line of commits.
+  const history = await scene.out(
+    ["rev-list", "--count", "--min-parents=2", "refs/relay/prs/task-1"],
+    scene.origin,
+  );
+  assert.equal(history, "0");
+});
+
+Deno.test("split machines: the executor brings its tree up to origin/main fast-forward only; a person's change in the way is a HOLD that says what to do, never a reset", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  // Someone works in A's tree; main then changes the same file.
+  await Deno.writeTextFile(join(a.dir, "src", "app.txt"), "app v1, edited on A\n");
+  await scene.write("src/app.txt", "app v2\n");
+  await scene.git(scene.work, ["commit", "--quiet", "-am", "app v2"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Blocked" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  // B's review tick commits and pushes the promotion.
+  const review = await tick(scene, b, "review");
+  assert.equal(review.code, 0, all(review));
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
+    /^Task #1: brief — OPEN \(task-1\)$/,
+  );
+
+  const head = await scene.out(["rev-parse", "HEAD"], a.dir);
+  const poll = await tick(scene, a, "poll");
+  assert.equal(poll.code, 3, all(poll));
+  assert.match(poll.stderr, /Cannot fast-forward "main" in the primary tree to origin\/main/);
+  assert.match(poll.stderr, /git stash push --include-untracked -- src\/app\.txt/);
+  // Nothing was reset, nothing ran, and the lease was let go (no other machine waits on it).
+  assert.equal(await Deno.readTextFile(join(a.dir, "src", "app.txt")), "app v1, edited on A\n");
+  assert.equal(await scene.out(["rev-parse", "HEAD"], a.dir), head);
+  assert.equal(await Deno.readTextFile(launches).catch(() => ""), "");
+  const lease = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+  );
+  assert.ok(lease.released, JSON.stringify(lease));
+});

@@ -1,0 +1,223 @@
+/**
+ * Leases on the remote (lib/git/lease.ts), with real git and a bare origin:
+ * a live lease of another machine is not taken, an expired one is taken over,
+ * the holder renews its own, a released one is free, and of two machines that
+ * push for the lease at the same moment exactly one wins. The fetch that reads
+ * the leases fills its own namespace and leaves this clone's refs/relay alone.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Git } from "../lib/git/git.ts";
+import {
+  leaseRef,
+  readLease,
+  RELAY_REFSPECS,
+  releaseLease,
+  renewLease,
+  takeLease,
+} from "../lib/git/lease.ts";
+
+const ENV = {
+  GIT_AUTHOR_NAME: "T",
+  GIT_AUTHOR_EMAIL: "t@test.invalid",
+  GIT_COMMITTER_NAME: "T",
+  GIT_COMMITTER_EMAIL: "t@test.invalid",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+};
+
+const TTL = 10 * 60_000;
+
+async function sh(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", {
+    args,
+    cwd,
+    env: ENV,
+    stderr: "piped",
+    stdout: "piped",
+  })
+    .output();
+  if (out.code !== 0) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+function holder(machine: string) {
+  return { machine, host: `host-${machine}`, pid: 100, run: `run-${machine}` };
+}
+
+/** A bare origin with one commit and `names` clones of it; cleaned up by the caller's finally. */
+async function world<N extends string>(dir: string, names: readonly N[]): Promise<Record<N, Git>> {
+  await sh(dir, "init", "--quiet", "--bare", "--initial-branch=main", "origin.git");
+  const seed = join(dir, "seed");
+  await sh(dir, "clone", "--quiet", `file://${join(dir, "origin.git")}`, "seed");
+  await Deno.writeTextFile(join(seed, "f"), "1\n");
+  await sh(seed, "add", "f");
+  await sh(seed, "commit", "--quiet", "-m", "one");
+  await sh(seed, "push", "--quiet", "origin", "HEAD:main");
+  const gits = {} as Record<N, Git>;
+  for (const name of names) {
+    await sh(dir, "clone", "--quiet", `file://${join(dir, "origin.git")}`, name);
+    gits[name] = new Git(join(dir, name));
+  }
+  return gits;
+}
+
+async function withEnv(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "relay-lease-" });
+  const saved = Object.fromEntries(Object.keys(ENV).map((k) => [k, Deno.env.get(k)]));
+  for (const [k, v] of Object.entries(ENV)) Deno.env.set(k, v);
+  try {
+    await fn(dir);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) Deno.env.delete(k);
+      else Deno.env.set(k, v);
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+const fetch = (git: Git) => git.fetch("origin", { refspecs: RELAY_REFSPECS });
+
+Deno.test("lease: a live lease is not taken, an expired one is taken over, the holder renews its own", async () => {
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const t0 = new Date("2026-12-02T10:00:00Z");
+
+    await fetch(a);
+    const first = await takeLease(a, "origin", "executor", holder("A"), TTL, t0);
+    assert.ok(first.ok, "A takes a free lease");
+
+    // B, five minutes later: A's lease is live, and B pushes nothing.
+    await fetch(b);
+    const before = await sh(join(dir, "origin.git"), "rev-parse", leaseRef("executor"));
+    const live = await takeLease(
+      b,
+      "origin",
+      "executor",
+      holder("B"),
+      TTL,
+      new Date(t0.getTime() + 5 * 60_000),
+    );
+    assert.equal(live.ok, false);
+    assert.equal(!live.ok && live.holder?.holder.machine, "A");
+    assert.equal(!live.ok && live.holder?.expiresAt, "2026-12-02T10:10:00.000Z");
+    assert.equal(await sh(join(dir, "origin.git"), "rev-parse", leaseRef("executor")), before);
+
+    // A, a minute on: its own lease is renewed, whatever its expiry.
+    await fetch(a);
+    const again = await takeLease(
+      a,
+      "origin",
+      "executor",
+      holder("A"),
+      TTL,
+      new Date(t0.getTime() + 60_000),
+    );
+    assert.ok(again.ok);
+    assert.equal(again.ok && again.held.lease.takenAt, t0.toISOString(), "taken-at stays");
+    assert.equal(again.ok && again.held.lease.expiresAt, "2026-12-02T10:11:00.000Z");
+
+    // Eleven minutes after that, A has gone quiet: its lease expired, and B takes it over.
+    await fetch(b);
+    const late = new Date(t0.getTime() + 12 * 60_000);
+    const takeover = await takeLease(b, "origin", "executor", holder("B"), TTL, late);
+    assert.ok(takeover.ok, "an expired lease is taken over");
+    await fetch(a);
+    const seen = await readLease(a, "executor");
+    assert.equal(seen?.lease?.holder.machine, "B");
+
+    // A's renewal of the lease it lost is refused: the remote moved past what A holds.
+    assert.ok(again.ok);
+    assert.equal(await renewLease(a, "origin", again.held, TTL, late), null);
+    assert.equal(await releaseLease(a, "origin", again.held, late), false);
+
+    // B lets go; A can take it at once, long before B's expiry.
+    assert.ok(takeover.ok);
+    assert.equal(await releaseLease(b, "origin", takeover.held, late), true);
+    await fetch(a);
+    assert.ok((await takeLease(a, "origin", "executor", holder("A"), TTL, late)).ok);
+    // The reviewer's lease is another ref: untouched by all of this, and free.
+    await fetch(b);
+    assert.ok((await takeLease(b, "origin", "reviewer", holder("B"), TTL, late)).ok);
+  });
+});
+
+Deno.test("lease: two machines that push for a free lease at the same moment: exactly one wins", async () => {
+  await withEnv(async (dir) => {
+    const names = ["a", "b", "c", "d"] as const;
+    const gits = await world(dir, names);
+    for (let round = 0; round < 3; round++) {
+      // Every machine has read the same state (free, or released) before any of them pushes.
+      await Promise.all(names.map((n) => fetch(gits[n])));
+      const now = new Date(Date.UTC(2026, 11, 2, 10, round * 20));
+      const results = await Promise.all(
+        names.map((n) => takeLease(gits[n], "origin", "reviewer", holder(n), TTL, now)),
+      );
+      const winners = results.filter((r) => r.ok);
+      assert.equal(winners.length, 1, JSON.stringify(results));
+      const winner = names[results.findIndex((r) => r.ok)]!;
+      await fetch(gits.a);
+      assert.equal((await readLease(gits.a, "reviewer"))?.lease?.holder.machine, winner);
+      for (const r of results) {
+        if (!r.ok) assert.ok(r.holder === null || r.holder.holder.machine === winner);
+      }
+      // The winner lets go for the next round.
+      const won = winners[0]!;
+      assert.ok(won.ok);
+      assert.equal(await releaseLease(gits[winner], "origin", won.held, now), true);
+    }
+  });
+});
+
+Deno.test("lease: the fetch mirrors refs/relay/* under refs/relay-remote/, never over this clone's refs/relay", async () => {
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const head = await a.head();
+    // b's own anchor, and a ref of the same name pushed to the origin by someone else.
+    await b.updateRef("refs/relay/anchors/task-1/x-before", head, "test");
+    await fetch(a);
+    assert.ok((await takeLease(a, "origin", "executor", holder("A"), TTL)).ok);
+    await sh(
+      join(dir, "a"),
+      "push",
+      "--quiet",
+      "origin",
+      `${head}:refs/relay/anchors/task-1/x-before`,
+    );
+    await fetch(b);
+    assert.equal(await b.resolve("refs/relay/anchors/task-1/x-before"), head);
+    const refs = await sh(join(dir, "b"), "for-each-ref", "--format=%(refname)");
+    assert.match(refs, /^refs\/relay-remote\/leases\/executor$/m);
+    assert.doesNotMatch(refs, /^refs\/relay\/leases\//m);
+    assert.doesNotMatch(
+      refs,
+      /^refs\/relay-remote\/anchors\//m,
+      "only leases and PR records are mirrored",
+    );
+  });
+});
+
+Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is replaced by a compare-and-swap", async () => {
+  await withEnv(async (dir) => {
+    const { a } = await world(dir, ["a"]);
+    const junk = await sh(
+      join(dir, "a"),
+      "commit-tree",
+      "-m",
+      "not a lease",
+      `${await a.head()}^{tree}`,
+    );
+    await sh(join(dir, "a"), "push", "--quiet", "origin", `${junk}:${leaseRef("reviewer")}`);
+    await fetch(a);
+    assert.deepEqual(await readLease(a, "reviewer"), { sha: junk, lease: null });
+    const took = await takeLease(a, "origin", "reviewer", holder("A"), TTL);
+    assert.ok(took.ok);
+    assert.equal(
+      await sh(join(dir, "origin.git"), "rev-parse", leaseRef("reviewer")),
+      took.ok ? took.held.sha : "",
+    );
+  });
+});

@@ -150,6 +150,8 @@ Deno.test("schedule print --github-actions prints one workflow: a 5-minute sched
   assert.equal(await exists(join(scene.work, ".github")), false);
   assert.match(res.stderr, /Printed only: .*commit it yourself as \.github\/workflows\/relay\.yml/);
   assert.match(res.stderr, /merge gate refuses a PR that touches \.github\//);
+  // The scene's config keeps both ticks on one machine: print says what the workflow needs.
+  assert.match(res.stderr, /warning: \.relay\/config\.yaml has machines: one; .*set machines: split/);
 
   // The schedule: GitHub's shortest interval, said so in a comment; and by hand.
   assert.equal(ACTIONS_CRON, "*/5 * * * *");
@@ -202,9 +204,10 @@ Deno.test("schedule print --github-actions prints one workflow: a 5-minute sched
   assert.equal(workflow.jobs.poll!["timeout-minutes"], 61);
   assert.equal(workflow.jobs.review!["timeout-minutes"], 64);
   // The relay step points at README's section on split mode, and README has that heading.
-  assert.match(comments(res.stdout), /README\.md, "Executor and reviewer on different machines"/);
+  assert.match(comments(res.stdout), /README\.md, "Two machines: machines: split"/);
+  assert.match(comments(res.stdout), /machines: split/);
   const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-  assert.match(readme, /^#+ Executor and reviewer on different machines$/m);
+  assert.match(readme, /^## Two machines: `machines: split`$/m);
   // Both run steps are the same text in both jobs.
   const scripts = (tick: string, name: RegExp) => step(workflow.jobs[tick]!, name).run;
   assert.equal(scripts("poll", /^Download/), scripts("review", /^Download/));

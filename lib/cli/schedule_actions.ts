@@ -80,6 +80,17 @@ export async function actionsInput(root: string, profilePath: string): Promise<{
       }`,
     );
   }
+  // Every Actions run is a fresh machine: only split mode (plain forge, today) works there.
+  if (config.machines !== "split") {
+    notes.push(
+      `warning: .relay/config.yaml has machines: ${config.machines}; the two jobs run on different machines, so set machines: split (README.md, "Two machines: machines: split") before you commit the workflow`,
+    );
+  }
+  if (config.forge === "github") {
+    notes.push(
+      "warning: forge: github with machines: split is refused today (exit 2): use forge: plain, with which relay pushes task branches and merges to main itself",
+    );
+  }
   return {
     input: {
       version: VERSION,
@@ -345,7 +356,7 @@ function job(tick: Tick, input: ActionsInput): string[] {
       I,
       `The ${role} tick, as cron runs it elsewhere. This job and the ${
         tick === "poll" ? "review" : "poll"
-      } job run on different machines and share leases as refs on the remote: see README.md, "Executor and reviewer on different machines". Exit 1 (a failed attempt, which the next tick retries) and 3 (a HOLD: a person is needed) show as a failed run.`,
+      } job run on different machines and share leases as refs on the remote: see README.md, "Two machines: machines: split". Exit 1 (a failed attempt, which the next tick retries) and 3 (a HOLD: a person is needed) show as a failed run.`,
     ),
     `${I}- name: relay ${tick}`,
     ...(env.length ? [`${I}  env:`, ...env] : []),
@@ -365,7 +376,7 @@ export function actionsWorkflow(input: ActionsInput): string {
     "#",
     ...comment(
       "",
-      'The two jobs run on different machines: every Actions run is a fresh machine, and nothing of .git/relay/ survives from one run to the next. So the repository must use the mode set in .relay/config.yaml in which the executor and the reviewer run on different machines, with leases as refs on the remote: README.md, "Executor and reviewer on different machines".',
+      'The two jobs run on different machines: every Actions run is a fresh machine, and nothing of .git/relay/ survives from one run to the next. So the repository must set machines: split in .relay/config.yaml (with forge: plain: split mode refuses forge: github today), which keeps leases and PR records as refs on the remote: README.md, "Two machines: machines: split".',
     ),
     "name: relay",
     "",

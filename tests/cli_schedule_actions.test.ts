@@ -151,7 +151,10 @@ Deno.test("schedule print --github-actions prints one workflow: a 5-minute sched
   assert.match(res.stderr, /Printed only: .*commit it yourself as \.github\/workflows\/relay\.yml/);
   assert.match(res.stderr, /merge gate refuses a PR that touches \.github\//);
   // The scene's config keeps both ticks on one machine: print says what the workflow needs.
-  assert.match(res.stderr, /warning: \.relay\/config\.yaml has machines: one; .*set machines: split/);
+  assert.match(
+    res.stderr,
+    /warning: \.relay\/config\.yaml has machines: one; .*set machines: split/,
+  );
 
   // The schedule: GitHub's shortest interval, said so in a comment; and by hand.
   assert.equal(ACTIONS_CRON, "*/5 * * * *");

@@ -9,7 +9,7 @@
  */
 import { buildOutputMatcher } from "../git/build_output.ts";
 import type { RepoConfig } from "../config/repo.ts";
-import { globToRegExp } from "./glob.ts";
+import { GlobSet } from "./glob.ts";
 import { BUILT_IN_REFUSALS, RELAY_FILES } from "./refusals.ts";
 
 /** One entry of `git diff --raw -z`. */
@@ -101,8 +101,9 @@ export type ScopeConfig = Pick<RepoConfig, "gate" | "acceptedInfra"> & {
 const BUILD_OUTPUT_WHY =
   "build output: remove it from the branch (git rm --cached) and list it in .gitignore";
 
-const BUILT_IN = BUILT_IN_REFUSALS.map((r) => ({ re: globToRegExp(r.glob), why: r.why }));
-const RELAY = RELAY_FILES.map((g) => globToRegExp(g));
+// Compiled once, when the gate first needs them: a PR may touch 10,000 paths.
+let builtIn: GlobSet | undefined;
+let relayFiles: GlobSet | undefined;
 
 const SYMLINK = "120000";
 const SUBMODULE = "160000";
@@ -127,39 +128,48 @@ function touched(e: DiffEntry): string[] {
 
 /** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
 export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
-  const extra = config.gate.refuse.map((glob) => ({ re: globToRegExp(glob), glob }));
-  const product = config.gate.product.map((glob) => globToRegExp(glob));
-  const accepted = config.acceptedInfra.map((glob) => globToRegExp(glob));
+  builtIn ??= new GlobSet(BUILT_IN_REFUSALS.map((r) => r.glob));
+  relayFiles ??= new GlobSet(RELAY_FILES);
+  const extra = new GlobSet(config.gate.refuse);
+  const product = new GlobSet(config.gate.product);
+  const accepted = new GlobSet(config.acceptedInfra);
+  const productGiven = config.gate.product.length > 0;
 
   const buildOutput = buildOutputMatcher(config.neverCommit ?? []);
-  const reasons = new Map<string, Set<string>>();
+  // A path's reasons, in the order found; most paths have none (null: no Set for them).
+  const reasons = new Map<string, Set<string> | null>();
   for (const entry of entries) {
     const byMode = modeReasons(entry);
     for (const path of touched(entry)) {
-      const set = reasons.get(path) ?? new Set<string>();
-      reasons.set(path, set);
+      const found: string[] = [];
       // Removing build output a branch once carried is the fix, not the problem.
       if (entry.status !== "D" && path === entry.path && buildOutput.match(path) !== undefined) {
-        set.add(BUILD_OUTPUT_WHY);
+        found.push(BUILD_OUTPUT_WHY);
       }
-      for (const r of BUILT_IN) if (r.re.test(path)) set.add(r.why);
-      for (const r of extra) if (r.re.test(path)) set.add(`gate.refuse "${r.glob}"`);
-      if (product.length > 0 && !product.some((re) => re.test(path))) {
-        set.add("not under the configured product globs");
+      for (const i of builtIn.matches(path)) found.push(BUILT_IN_REFUSALS[i]!.why);
+      for (const i of extra.matches(path)) found.push(`gate.refuse "${config.gate.refuse[i]}"`);
+      if (productGiven && !product.test(path)) found.push("not under the configured product globs");
+      found.push(...byMode);
+      const set = reasons.get(path);
+      if (found.length === 0) {
+        if (set === undefined) reasons.set(path, null);
+      } else if (set) {
+        for (const why of found) set.add(why);
+      } else {
+        reasons.set(path, new Set(found));
       }
-      for (const why of byMode) set.add(why);
     }
   }
 
   const scope: Scope = { refused: [], accepted: [], product: [] };
   for (const [path, set] of reasons) {
-    if (set.size === 0) {
+    if (set === null) {
       scope.product.push(path);
       continue;
     }
     const item = { path, why: [...set].join(", ") };
-    const relayFile = RELAY.some((re) => re.test(path));
-    if (!relayFile && accepted.some((re) => re.test(path))) scope.accepted.push(item);
+    const relayFile = relayFiles.test(path);
+    if (!relayFile && accepted.test(path)) scope.accepted.push(item);
     else scope.refused.push(item);
   }
   return scope;

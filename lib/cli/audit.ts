@@ -7,7 +7,7 @@
  * remote (`refs/notes/relay`), nothing under `.git/relay/` is needed. Exit 0
  * when the history is clean, 1 when something in it needs a person.
  */
-import { loadRepoConfig } from "../config/repo.ts";
+import { loadRepoConfig } from "../config/repo_load.ts";
 import { RetryError, UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { fetchNotes, NOTES_REF, readAllNotes, REMOTE_NOTES_REF } from "../git/notes.ts";

@@ -7,7 +7,7 @@
  * code, a scratch worktree it removes again).
  */
 import { tmpdir } from "node:os";
-import { loadRepoConfig } from "../config/repo.ts";
+import { loadRepoConfig } from "../config/repo_load.ts";
 import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { runGate } from "../gate/gate.ts";

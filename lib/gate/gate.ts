@@ -8,7 +8,7 @@
  * How a decision is printed and its exit status: output.ts. Re-running the bar
  * on the would-be merge (the costly part of the verdict check): revalidate.ts.
  */
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import type { PrStatus } from "../forge/types.ts";
 import type { Git } from "../git/git.ts";
 import { checkReport } from "../protocol/honesty.ts";

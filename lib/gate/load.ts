@@ -4,9 +4,8 @@
  * never from a working tree or the PR diff — the PR and the open PRs from
  * the forge, and the review record of the PR's task. The caller fetches.
  */
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import { InputError } from "../errors.ts";
-import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge } from "../forge/types.ts";
 import type { Git } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";
@@ -14,7 +13,6 @@ import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readReview } from "../state/tasks.ts";
 import type { GateInput } from "./gate.ts";
-import { revalidateOnMerge } from "./revalidate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */
@@ -53,9 +51,22 @@ export interface LoadedGate {
   reviewTask: number;
 }
 
-/** The planner forge for a repo config. Only the plain-git forge exists so far. */
-export function plannerForgeFor(git: Git, config: RepoConfig, commonDir: string): PlannerForge {
-  return plannerForge(config, git, statePaths(commonDir).prs);
+/**
+ * The planner forge for a repo config, loading only its own module: the GitHub forge's
+ * (zod and all) costs more than a `relay gate` on the plain forge does.
+ */
+async function plannerForgeFor(
+  git: Git,
+  config: RepoConfig,
+  commonDir: string,
+): Promise<PlannerForge> {
+  const prs = statePaths(commonDir).prs;
+  if (config.forge === "plain") {
+    const { PlainPlannerForge } = await import("../forge/plain_planner.ts");
+    return new PlainPlannerForge(git, config.remote, config.main, prs);
+  }
+  const { plannerForge } = await import("../forge/planner_forge.ts");
+  return plannerForge(config, git, prs);
 }
 
 /** `<rev>:<path>`'s content, or null when the file is not there. No filters, no textconv. */
@@ -118,7 +129,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
       "wait for relay poll to write the report's Branch line",
     );
   }
-  const forge = opts.forge ?? plannerForgeFor(git, config, opts.commonDir);
+  const forge = opts.forge ?? await plannerForgeFor(git, config, opts.commonDir);
   const pr = await forge.find(report.branch);
   if (pr === null) {
     throw new NothingToGate(
@@ -143,8 +154,8 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     brief,
     review,
     openPrs,
-    revalidate: () =>
-      revalidateOnMerge(git, {
+    revalidate: async () =>
+      (await import("./revalidate.ts")).revalidateOnMerge(git, {
         originMain,
         head: pr.head,
         bar: brief.bar,

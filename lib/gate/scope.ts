@@ -8,7 +8,7 @@
  * except relay's own files, which no list can route anywhere but back.
  */
 import { buildOutputMatcher } from "../git/build_output.ts";
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import { GlobSet } from "./glob.ts";
 import { BUILT_IN_REFUSALS, RELAY_FILES } from "./refusals.ts";
 

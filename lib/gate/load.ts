@@ -7,7 +7,7 @@
 import type { RepoConfig } from "../config/repo_load.ts";
 import { InputError } from "../errors.ts";
 import type { PlannerForge } from "../forge/types.ts";
-import type { Git } from "../git/git.ts";
+import type { Git, GitObject } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
@@ -69,17 +69,19 @@ async function plannerForgeFor(
   return plannerForge(config, git, prs);
 }
 
-/** `<rev>:<path>`'s content, or null when the file is not there. No filters, no textconv. */
-async function showFile(git: Git, rev: string, path: string): Promise<string | null> {
-  const res = await git.run(["cat-file", "blob", `${rev}:${path}`], { allowFail: true });
-  return res.code === 0 ? res.stdout : null;
-}
-
 export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> {
   const { git, config } = opts;
   const mainName = `${config.remote}/${config.main}`;
   const mainRef = `refs/remotes/${mainName}`;
-  const originMain = await git.resolve(mainRef);
+  // Main, the report and the brief in one git call. A file is read only as a blob, with
+  // no filters and no textconv.
+  const [mainCommit, reportBlob, briefBlob] = await git.readObjects([
+    `${mainRef}^{commit}`,
+    `${mainRef}:${REPORT_FILE}`,
+    `${mainRef}:${BRIEF_FILE}`,
+  ]);
+  const blob = (o: GitObject | null | undefined) => o?.type === "blob" ? o.content : null;
+  const originMain = mainCommit?.oid ?? null;
   if (originMain === null) {
     throw new InputError(
       { file: ".relay/config.yaml", key: "main" },
@@ -89,7 +91,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   }
 
   const reportFile = `${mainName}:${REPORT_FILE}`;
-  const reportText = await showFile(git, mainRef, REPORT_FILE);
+  const reportText = blob(reportBlob);
   if (reportText === null) {
     throw new NothingToGate(
       `no ${REPORT_FILE} on ${mainName}: no PR is in flight (the executor reports first)`,
@@ -112,7 +114,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   }
 
   const briefFile = `${mainName}:${BRIEF_FILE}`;
-  const briefText = await showFile(git, mainRef, BRIEF_FILE);
+  const briefText = blob(briefBlob);
   if (briefText === null) {
     throw new InputError(
       { file: briefFile },
@@ -154,6 +156,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     brief,
     review,
     openPrs,
+    base: originMain,
     revalidate: async () =>
       (await import("./revalidate.ts")).revalidateOnMerge(git, {
         originMain,

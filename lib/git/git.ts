@@ -59,7 +59,20 @@ export interface GitOptions {
   timeoutMs?: number;
   env?: Record<string, string>;
   stdin?: string;
+  /** Also return stdout's bytes (RunResult.bytes). */
+  stdoutBytes?: boolean;
 }
+
+/** One object `git cat-file --batch` read. */
+export interface GitObject {
+  oid: string;
+  type: string;
+  /** The content, decoded as UTF-8. */
+  content: string;
+}
+
+const BATCH_HEADER = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([a-z]+) (\d+)$/;
+const BATCH_NONE = / (?:missing|ambiguous)$/;
 
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
@@ -76,6 +89,7 @@ export class Git {
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.allowFail !== undefined ? { allowFail: opts.allowFail } : {}),
+      ...(opts.stdoutBytes ? { stdoutBytes: true } : {}),
     });
   }
 
@@ -101,6 +115,52 @@ export class Git {
       allowFail: true,
     });
     return res.code === 0 ? res.stdout.trim() : null;
+  }
+
+  /**
+   * Several objects in one `git cat-file --batch`, where one git call each would start a
+   * process each: for every name (`<rev>^{commit}`, `<rev>:<path>` …) its id, type and
+   * content, or null when there is no such object. Names are relay's own, one a line.
+   */
+  async readObjects(names: readonly string[]): Promise<(GitObject | null)[]> {
+    for (const name of names) {
+      if (name === "" || /[\n\r]/.test(name)) {
+        throw new Error(`Cannot read object ${JSON.stringify(name)}: not a one-line name`);
+      }
+    }
+    const res = await this.run(["cat-file", "--batch"], {
+      stdin: names.map((n) => `${n}\n`).join(""),
+      stdoutBytes: true,
+    });
+    const bytes = res.bytes!;
+    const decoder = new TextDecoder();
+    const objects: (GitObject | null)[] = [];
+    let at = 0;
+    for (const name of names) {
+      const eol = bytes.indexOf(10, at);
+      const header = decoder.decode(bytes.subarray(at, eol < 0 ? bytes.length : eol));
+      const m = BATCH_HEADER.exec(header);
+      if (eol < 0 || (!m && !BATCH_NONE.test(header))) {
+        throw new Error(
+          `Cannot read git cat-file --batch output for ${JSON.stringify(name)}: ${
+            JSON.stringify(header)
+          }`,
+        );
+      }
+      at = eol + 1;
+      if (!m) {
+        objects.push(null);
+        continue;
+      }
+      const size = Number(m[3]);
+      objects.push({
+        oid: m[1]!,
+        type: m[2]!,
+        content: decoder.decode(bytes.subarray(at, at + size)),
+      });
+      at += size + 1; // the content, then a newline
+    }
+    return objects;
   }
 
   async treeOf(rev: string): Promise<string> {

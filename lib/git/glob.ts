@@ -132,15 +132,27 @@ export class GlobSet {
   readonly #each: RegExp[];
   readonly #base = new SegmentGlobs();
   readonly #folder = new SegmentGlobs();
-  /** Globs with a `/`: tried on the whole path. */
-  readonly #anchored: number[] = [];
+  /**
+   * Globs with a `/`: tried on the whole path, but only when it has the glob's last segment
+   * (`need`, when that is a plain name, as `/name/`) as its basename, or for a folder glob as
+   * any segment.
+   */
+  readonly #anchored: { index: number; need: string | null; folder: boolean }[] = [];
+  readonly #folders = new Map<string, number[]>();
 
   constructor(globs: readonly string[]) {
     const parsed = globs.map(parseGlob);
     this.#each = parsed.map(toRegExp);
     for (const [index, g] of parsed.entries()) {
-      if (g.anchored) this.#anchored.push(index);
-      else (g.folder ? this.#folder : this.#base).add(index, g);
+      if (g.anchored) {
+        const last = g.pattern.slice(g.pattern.lastIndexOf("/") + 1);
+        const plain = last !== "" && ASCII.test(last) && !/[*?[\\]/.test(last);
+        this.#anchored.push({
+          index,
+          need: plain ? `/${last.toLowerCase()}/` : null,
+          folder: g.folder,
+        });
+      } else (g.folder ? this.#folder : this.#base).add(index, g);
     }
   }
 
@@ -149,18 +161,34 @@ export class GlobSet {
     if (!ASCII.test(path)) {
       return this.#each.flatMap((re, index) => re.test(path) ? [index] : []);
     }
-    const found: number[] = [];
     const lower = path.toLowerCase();
-    let start = 0;
-    for (let slash = lower.indexOf("/"); slash >= 0; slash = lower.indexOf("/", start)) {
-      this.#folder.collect(lower.slice(start, slash), found);
-      start = slash + 1;
-    }
-    const base = lower.slice(start);
+    const slash = lower.lastIndexOf("/");
+    const found = [...this.#inFolder(slash < 0 ? "" : lower.slice(0, slash))];
+    const base = lower.slice(slash + 1);
     this.#folder.collect(base, found);
     this.#base.collect(base, found);
-    for (const index of this.#anchored) if (this.#each[index]!.test(path)) found.push(index);
+    const wrapped = this.#anchored.length > 0 ? `/${lower}/` : "";
+    for (const { index, need, folder } of this.#anchored) {
+      if (need !== null && (folder ? !wrapped.includes(need) : !wrapped.endsWith(need))) continue;
+      if (this.#each[index]!.test(path)) found.push(index);
+    }
     return found.length > 1 ? [...new Set(found)].sort((a, b) => a - b) : found;
+  }
+
+  /**
+   * The folder globs any segment of a lower-cased folder path matches, asked once per
+   * folder: a PR's thousands of files sit in far fewer folders.
+   */
+  #inFolder(folder: string): number[] {
+    let found = this.#folders.get(folder);
+    if (found === undefined) {
+      found = [];
+      if (folder !== "") {
+        for (const segment of folder.split("/")) this.#folder.collect(segment, found);
+      }
+      this.#folders.set(folder, found);
+    }
+    return found;
   }
 
   /** True when `path` matches any of the globs. */

@@ -180,10 +180,11 @@ export class Git {
   /**
    * Fetches `remote`. Both ticks fetch in the same clone, often in the same second: git
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
-   * is a race, not a failure — wait a moment and fetch again.
+   * is a race, not a failure — wait a moment and fetch again. With `refspecs`, git fetches
+   * those instead of the remote's configured ones (one fetch for all a command needs).
    */
-  async fetch(remote: string): Promise<void> {
-    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote];
+  async fetch(remote: string, refspecs: readonly string[] = []): Promise<void> {
+    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote, ...refspecs];
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {

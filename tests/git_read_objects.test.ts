@@ -1,7 +1,8 @@
 /**
  * Git.readObjects: several objects in one `git cat-file --batch`, each with
  * its id, type and whole content (sizes are bytes, so text beyond ASCII must
- * not shift the objects after it), and null for a name that names nothing.
+ * not shift the objects after it), and null for a name that names nothing;
+ * Git.outViaFile: a log or diff read from the file git wrote, the same text.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -58,6 +59,30 @@ Deno.test("Git.readObjects() reads commits and blobs in one call, null for what 
     assert.equal(after?.content, "x\n");
     assert.equal(none, null);
     await assert.rejects(new Git(dir).readObjects(["a\nb"]), /one-line name/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Git.outViaFile() gives what Git.out() gives for a log and a diff", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-out-via-file-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    for (const [i, name] of ["a.txt", "ünïcode.txt", "sub/b.txt"].entries()) {
+      await Deno.mkdir(join(dir, "sub"), { recursive: true });
+      await Deno.writeTextFile(join(dir, name), `${i}\n`);
+      await sh(dir, "add", ".");
+      await sh(dir, "commit", "--quiet", "-m", `commit ${i} — “${name}”`);
+    }
+    const git = new Git(dir);
+    const log = ["--first-parent", "--name-status", "-z", "--format=%x1e%H%x1f%s", "HEAD", "--"];
+    const diff = ["--raw", "-z", "-M", "--no-abbrev", "HEAD~2", "HEAD", "--"];
+    const viaLog = await git.outViaFile("log", log);
+    assert.equal(viaLog, await git.out(["log", ...log]));
+    assert.match(viaLog, /ünïcode\.txt/);
+    const viaDiff = await git.outViaFile("diff", diff);
+    assert.equal(viaDiff, await git.out(["diff", ...diff]));
+    assert.equal(viaDiff.split("\0").filter((f) => f.startsWith(":")).length, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -156,8 +156,7 @@ async function firstParentHistory(
   git: Git,
   range: string,
 ): Promise<{ commits: (AuditCommit & { added: string[] })[] }> {
-  const out = await git.out([
-    "log",
+  const out = await git.outViaFile("log", [
     "--first-parent",
     "--diff-merges=first-parent",
     "--name-status",

@@ -171,8 +171,7 @@ export async function scopeCheck(
     return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
   }
   const mergeBase = mb.stdout.trim();
-  const raw = await git.out([
-    "diff",
+  const raw = await git.outViaFile("diff", [
     "--raw",
     "-z",
     "-M",

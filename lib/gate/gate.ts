@@ -10,6 +10,7 @@
  */
 import type { RepoConfig } from "../config/repo_load.ts";
 import type { PrStatus } from "../forge/types.ts";
+import { CommandError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import { checkReport } from "../protocol/honesty.ts";
 import { sameCommand } from "../protocol/bar.ts";
@@ -151,6 +152,9 @@ export function decide(checks: readonly GateCheck[]): GateDecisionKind {
   return "MERGE";
 }
 
+/** What the scope check reads: every change, renames found, in full, no external tools. */
+const RAW_DIFF = ["--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", "--ignore-submodules=none"];
+
 /**
  * The scope check: the head shares history with main, changes something
  * relative to the merge base, and touches product code only (or owner-accepted
@@ -163,32 +167,34 @@ export async function scopeCheck(
   base: string,
   head: string,
 ): Promise<GateCheck> {
-  const mb = await git.run(["merge-base", base, head], { allowFail: true });
-  if (mb.code === 1) {
-    return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
-  }
-  if (mb.code !== 0) {
-    return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
-  }
-  const mergeBase = mb.stdout.trim();
-  const raw = await git.outViaFile("diff", [
-    "--raw",
-    "-z",
-    "-M",
-    "--no-abbrev",
-    "--no-ext-diff",
-    "--ignore-submodules=none",
-    mergeBase,
-    head,
-    "--",
-  ]);
-  const entries = parseRawDiff(raw);
+  // The usual case in one git call: the diff against the merge base git finds itself. When
+  // git cannot (no shared history, several merge bases) or the branch changes nothing,
+  // `git merge-base` names the base and the answer is as it always was.
+  const direct = await git.outViaFile("diff", [...RAW_DIFF, "--merge-base", base, head, "--"])
+    .catch((err) => {
+      if (err instanceof CommandError) return null;
+      throw err;
+    });
+  let entries = direct === null ? [] : parseRawDiff(direct);
   if (entries.length === 0) {
-    return check(
-      "scope",
-      "REFUSE",
-      `the branch changes nothing relative to main (merge base ${short(mergeBase)})`,
-    );
+    const mb = await git.run(["merge-base", base, head], { allowFail: true });
+    if (mb.code === 1) {
+      return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
+    }
+    if (mb.code !== 0) {
+      return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
+    }
+    const mergeBase = mb.stdout.trim();
+    if (direct === null) {
+      entries = parseRawDiff(await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"]));
+    }
+    if (entries.length === 0) {
+      return check(
+        "scope",
+        "REFUSE",
+        `the branch changes nothing relative to main (merge base ${short(mergeBase)})`,
+      );
+    }
   }
   const scope = classifyScope(entries, config);
   if (scope.refused.length > 0) {

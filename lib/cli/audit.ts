@@ -27,10 +27,10 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
   const mainRef = `refs/remotes/${config.remote}/${config.main}`;
   try {
     // One fetch: the remote's branches as a plain `git fetch` maps them, and its notes.
-    await git.fetch(config.remote, [
-      `+refs/heads/*:refs/remotes/${config.remote}/*`,
-      NOTES_FETCH_REFSPEC,
-    ]);
+    await git.fetch(config.remote, {
+      refspecs: [`+refs/heads/*:refs/remotes/${config.remote}/*`, NOTES_FETCH_REFSPEC],
+      maintenance: false,
+    });
   } catch (err) {
     if (!(err instanceof RetryError)) throw err;
     warnings.push(`${err.message}: audited what this clone already has`);

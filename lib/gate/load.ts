@@ -73,6 +73,11 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   const { git, config } = opts;
   const mainName = `${config.remote}/${config.main}`;
   const mainRef = `refs/remotes/${mainName}`;
+  // The forge's module loads while git reads; awaited (and any failure thrown) below.
+  const forgeLoading = opts.forge
+    ? Promise.resolve(opts.forge)
+    : plannerForgeFor(git, config, opts.commonDir);
+  forgeLoading.catch(() => {});
   // Main, the report and the brief in one git call. A file is read only as a blob, with
   // no filters and no textconv.
   const [mainCommit, reportBlob, briefBlob] = await git.readObjects([
@@ -131,8 +136,17 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
       "wait for relay poll to write the report's Branch line",
     );
   }
-  const forge = opts.forge ?? await plannerForgeFor(git, config, opts.commonDir);
-  const pr = await forge.find(report.branch);
+  const forge = await forgeLoading;
+  const owner = /^task-(\d+)$/.exec(report.branch);
+  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
+  // The review record (a local read) while the forge looks up the PR; the PR's answer,
+  // and its errors, still come first.
+  const [found, read] = await Promise.allSettled([
+    forge.find(report.branch),
+    readReview(statePaths(opts.commonDir), reviewTask, report.branch),
+  ]);
+  if (found.status === "rejected") throw found.reason;
+  const pr = found.value;
   if (pr === null) {
     throw new NothingToGate(
       `the ${forge.name} forge has no PR for branch "${report.branch}" (relay poll opens it when it ships)`,
@@ -143,10 +157,8 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     throw new NothingToGate(`${pr.id} is ${pr.state}`, report.task, pr.id);
   }
   const openPrs = await forge.listOpen();
-
-  const owner = /^task-(\d+)$/.exec(report.branch);
-  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
-  const review = await readReview(statePaths(opts.commonDir), reviewTask, report.branch);
+  if (read.status === "rejected") throw read.reason;
+  const review = read.value;
 
   const input: GateInput = {
     git,

@@ -63,6 +63,16 @@ export interface GitOptions {
   stdoutBytes?: boolean;
 }
 
+export interface FetchOptions {
+  /** Fetch these instead of the remote's configured refspecs (one fetch for all a command needs). */
+  refspecs?: readonly string[];
+  /**
+   * false: no `git maintenance run --auto` after the fetch (one process fewer). For the
+   * commands that only read (gate, audit); the ticks that fetch every minute keep it.
+   */
+  maintenance?: false;
+}
+
 /** One object `git cat-file --batch` read. */
 export interface GitObject {
   oid: string;
@@ -196,11 +206,19 @@ export class Git {
   /**
    * Fetches `remote`. Both ticks fetch in the same clone, often in the same second: git
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
-   * is a race, not a failure — wait a moment and fetch again. With `refspecs`, git fetches
-   * those instead of the remote's configured ones (one fetch for all a command needs).
+   * is a race, not a failure — wait a moment and fetch again.
    */
-  async fetch(remote: string, refspecs: readonly string[] = []): Promise<void> {
-    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote, ...refspecs];
+  async fetch(remote: string, opts: FetchOptions = {}): Promise<void> {
+    const args = [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      ...(opts.maintenance === false ? ["--no-auto-maintenance"] : []),
+      "--",
+      remote,
+      ...(opts.refspecs ?? []),
+    ];
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {

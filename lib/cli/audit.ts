@@ -13,7 +13,7 @@ import { Git } from "../git/git.ts";
 import { NOTES_FETCH_REFSPEC, NOTES_REF, readAllNotes, REMOTE_NOTES_REF } from "../git/notes.ts";
 import { audit, type AuditCommit, type AuditEntry } from "../gate/audit.ts";
 import { CONFIG_FILE } from "../state/paths.ts";
-import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import { type Context, parseCommand, printJson, printText, requireRepo } from "./args.ts";
 
 export async function auditCommand(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("audit", args, {
@@ -105,7 +105,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
       ...warnings.map((w) => `warning: ${w}`),
       ...entries.map(line),
     ];
-    console.log(lines.join("\n"));
+    printText(lines.join("\n"));
     const count = (c: AuditEntry["class"]) => entries.filter((e) => e.class === c).length;
     console.log(
       `\n${count("paperwork")} paperwork, ${count("settings")} settings, ${

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { globToRegExp, matchGlob } from "../lib/gate/glob.ts";
+import { BUILD_OUTPUT } from "../lib/git/build_output.ts";
+import { GlobSet, globToRegExp, matchGlob } from "../lib/gate/glob.ts";
+import { BUILT_IN_REFUSALS } from "../lib/gate/refusals.ts";
 
 const TABLE: [glob: string, path: string, matches: boolean][] = [
   // a bare name matches the basename at any depth
@@ -92,4 +94,43 @@ Deno.test("globToRegExp() compiles a case-insensitive, fully anchored RegExp", (
   assert.equal(re.flags.includes("i"), true);
   assert.equal(re.test("notes/a.md"), true);
   assert.equal(re.test("notes/a.md/b"), false);
+});
+
+Deno.test("GlobSet gives each glob of the table the same answer as its RegExp", () => {
+  const globs = [...new Set(TABLE.map(([glob]) => glob))];
+  const set = new GlobSet(globs);
+  for (const path of new Set(TABLE.map(([, path]) => path))) {
+    const expected = globs.flatMap((g, i) => globToRegExp(g).test(path) ? [i] : []);
+    assert.deepEqual(set.matches(path), expected, path);
+  }
+});
+
+Deno.test("GlobSet matches the built-in refusals and build output exactly as their RegExps", () => {
+  const globs = [...BUILT_IN_REFUSALS.map((r) => r.glob), ...BUILD_OUTPUT, "*/", "[Kk]it/", "ü*"];
+  const regexps = globs.map(globToRegExp);
+  const set = new GlobSet(globs);
+  // Each glob's own text, made into paths at several depths and cases, plus near misses.
+  const names = globs.flatMap((g) => {
+    const plain = g.replace(/^\/|\/$/g, "").replaceAll("**/", "").replaceAll("*", "x")
+      .replaceAll("?", "q");
+    return [plain, plain.toUpperCase(), `${plain}x`, `x${plain}`, plain.slice(1)];
+  });
+  const paths = [
+    ...names,
+    ...names.map((n) => `src/${n}`),
+    ...names.map((n) => `${n}/inner/file.ts`),
+    "a//b",
+    "dir/",
+    "\u212Aeep/package.json", // the Kelvin sign: lower-cases to "k", a RegExp's /i does not fold it
+    "über/x.txt",
+    "src/ünicode.lock",
+  ];
+  let hits = 0;
+  for (const path of paths) {
+    const expected = regexps.flatMap((re, i) => re.test(path) ? [i] : []);
+    assert.deepEqual(set.matches(path), expected, path);
+    if (expected.length > 0) hits++;
+  }
+  // Not a comparison of empty answers: most of these paths match some glob.
+  assert.ok(hits > paths.length / 2, `${hits} of ${paths.length} paths matched`);
 });

@@ -7,40 +7,9 @@
  * its heartbeat only.
  */
 import assert from "node:assert/strict";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { brief, exists, makeScene, ROOT, type Scene, stateDir } from "./helpers/scene.ts";
-
-/**
- * The specifiers of a module's static `import … from "…"`, `export … from "…"`
- * and side-effect `import "…"` statements. Dynamic `import(...)` is not one.
- */
-function staticSpecifiers(source: string): string[] {
-  // Drop comments so commented-out imports and doc examples do not count.
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-  const found: string[] = [];
-  const statement =
-    /^[ \t]*(?:import|export)(?:[ \t]+type)?[ \t\n]+(?:[^;"'`()]*?[ \t\n]from[ \t\n]*)?["']([^"']+)["']/gm;
-  for (const match of code.matchAll(statement)) found.push(match[1]!);
-  return found;
-}
-
-/** Every module reached from `entry` through static imports: file paths and bare specifiers. */
-async function staticClosure(entry: string): Promise<{ files: string[]; bare: string[] }> {
-  const files = new Set<string>();
-  const bare = new Set<string>();
-  const queue = [resolve(entry)];
-  while (queue.length > 0) {
-    const file = queue.pop()!;
-    if (files.has(file)) continue;
-    files.add(file);
-    for (const spec of staticSpecifiers(await Deno.readTextFile(file))) {
-      if (spec.startsWith("./") || spec.startsWith("../")) queue.push(resolve(dirname(file), spec));
-      else bare.add(spec);
-    }
-  }
-  const rel = (f: string) => f.slice(ROOT.length + 1);
-  return { files: [...files].map(rel).sort(), bare: [...bare].sort() };
-}
+import { staticClosure, staticSpecifiers } from "./helpers/static_imports.ts";
 
 function assertLean(closure: { files: string[]; bare: string[] }): void {
   for (const spec of closure.bare) {

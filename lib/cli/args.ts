@@ -92,6 +92,15 @@ function isRelaySource(root: string): boolean {
 }
 
 /** Prints data as JSON on stdout. */
+/**
+ * Prints `text` and a newline in one write. For long output (`relay audit` over 10,000
+ * commits): console.log scans its first argument for format specifiers first.
+ */
+export function printText(text: string): void {
+  const data = new TextEncoder().encode(`${text}\n`);
+  for (let at = 0; at < data.length;) at += Deno.stdout.writeSync(data.subarray(at));
+}
+
 export function printJson(value: unknown): void {
   console.log(JSON.stringify(redactor().redactDeep(value), null, 2));
 }

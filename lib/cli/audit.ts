@@ -7,13 +7,13 @@
  * remote (`refs/notes/relay`), nothing under `.git/relay/` is needed. Exit 0
  * when the history is clean, 1 when something in it needs a person.
  */
-import { loadRepoConfig } from "../config/repo.ts";
+import { loadRepoConfig } from "../config/repo_load.ts";
 import { RetryError, UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import { fetchNotes, NOTES_REF, readAllNotes, REMOTE_NOTES_REF } from "../git/notes.ts";
+import { NOTES_FETCH_REFSPEC, NOTES_REF, readAllNotes, REMOTE_NOTES_REF } from "../git/notes.ts";
 import { audit, type AuditCommit, type AuditEntry } from "../gate/audit.ts";
 import { CONFIG_FILE } from "../state/paths.ts";
-import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
+import { type Context, parseCommand, printJson, printText, requireRepo } from "./args.ts";
 
 export async function auditCommand(args: string[], ctx: Context): Promise<number> {
   const { values } = parseCommand("audit", args, {
@@ -24,19 +24,34 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
   const config = await loadRepoConfig(repo.root);
   const git = new Git(repo.root, config.timeouts.networkMs);
   const warnings: string[] = [];
+  const mainRef = `refs/remotes/${config.remote}/${config.main}`;
   try {
-    await git.fetch(config.remote);
-    if (!(await fetchNotes(git, config.remote))) {
-      warnings.push(
-        `${config.remote} has no ${NOTES_REF} yet: no merge there can show a verdict (relay pushes its notes from the reviewer's clone)`,
-      );
-    }
+    // One fetch: the remote's branches as a plain `git fetch` maps them, and its notes.
+    await git.fetch(config.remote, {
+      refspecs: [`+refs/heads/*:refs/remotes/${config.remote}/*`, NOTES_FETCH_REFSPEC],
+      maintenance: false,
+    });
   } catch (err) {
     if (!(err instanceof RetryError)) throw err;
     warnings.push(`${err.message}: audited what this clone already has`);
   }
-  const remoteTip = await git.resolve(`refs/remotes/${config.remote}/${config.main}`);
-  const tip = remoteTip ?? await git.resolve(`refs/heads/${config.main}`);
+  // Main (the remote's, else the local one) and which notes refs exist, in one git call.
+  const [remoteMain, localMain, localNotes, remoteNotes] = await git.readObjects([
+    `${mainRef}^{commit}`,
+    `refs/heads/${config.main}^{commit}`,
+    NOTES_REF,
+    REMOTE_NOTES_REF,
+  ]);
+  if (warnings.length === 0 && !remoteNotes) {
+    warnings.push(
+      `${config.remote} has no ${NOTES_REF} yet: no merge there can show a verdict (relay pushes its notes from the reviewer's clone)`,
+    );
+  }
+  const notesPresent = new Set<string>();
+  if (localNotes) notesPresent.add(NOTES_REF);
+  if (remoteNotes) notesPresent.add(REMOTE_NOTES_REF);
+  const remoteTip = remoteMain?.oid ?? null;
+  const tip = remoteTip ?? localMain?.oid ?? null;
   if (!tip) {
     throw new UsageError(
       `neither ${config.remote}/${config.main} nor ${config.main} exists here: fetch it first`,
@@ -44,9 +59,8 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     );
   }
   const target = remoteTip ? `${config.remote}/${config.main}` : config.main;
-  let from: string | null;
-  let fromWhat: string;
-  let commits: AuditCommit[];
+  let from: string | null = null;
+  let fromWhat = "";
   if (values.since !== undefined) {
     from = await git.resolve(values.since);
     if (!from) {
@@ -56,19 +70,23 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
       );
     }
     fromWhat = `after ${values.since} (${from.slice(0, 12)})`;
-    commits = (await firstParentHistory(git, `${from}..${tip}`)).commits;
-  } else {
+  }
+  // The history and the notes are read side by side: neither needs the other.
+  const [history, notes] = await Promise.all([
+    firstParentHistory(git, from ? `${from}..${tip}` : tip),
+    readAllNotes(git, [NOTES_REF, REMOTE_NOTES_REF], notesPresent),
+  ]);
+  let commits: AuditCommit[] = history.commits;
+  if (values.since === undefined) {
     // From the commit that set relay up (added its config): nothing before it went through
     // relay. Found in the same walk as the rest: the history is read once.
-    const all = await firstParentHistory(git, tip);
-    const setup = all.commits.findIndex((c) => c.added.includes(CONFIG_FILE));
-    from = setup < 0 ? null : all.commits[setup]!.sha;
-    commits = all.commits.slice(setup + 1);
+    const setup = history.commits.findIndex((c) => c.added.includes(CONFIG_FILE));
+    from = setup < 0 ? null : history.commits[setup]!.sha;
+    commits = history.commits.slice(setup + 1);
     fromWhat = from
       ? `after relay was set up (${from.slice(0, 12)} added ${CONFIG_FILE})`
       : "since the first commit";
   }
-  const notes = await readAllNotes(git, [NOTES_REF, REMOTE_NOTES_REF]);
   const entries = audit(commits, notes);
   const violations = entries.filter((e) => e.class === "violation");
   if (values.json) {
@@ -87,7 +105,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
       ...warnings.map((w) => `warning: ${w}`),
       ...entries.map(line),
     ];
-    console.log(lines.join("\n"));
+    printText(lines.join("\n"));
     const count = (c: AuditEntry["class"]) => entries.filter((e) => e.class === c).length;
     console.log(
       `\n${count("paperwork")} paperwork, ${count("settings")} settings, ${
@@ -138,8 +156,7 @@ async function firstParentHistory(
   git: Git,
   range: string,
 ): Promise<{ commits: (AuditCommit & { added: string[] })[] }> {
-  const out = await git.out([
-    "log",
+  const out = await git.outViaFile("log", [
     "--first-parent",
     "--diff-merges=first-parent",
     "--name-status",
@@ -149,30 +166,53 @@ async function firstParentHistory(
     range,
     "--",
   ]);
+  return { commits: parseHistory(out).reverse() };
+}
+
+/**
+ * `git log -z --name-status --format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s` output, newest first:
+ * per commit "\x1e<header>\0", then "<status>\0<path>\0" per path (the first status after a
+ * newline). Read by scanning, one pass and no per-commit copies: 10,000 commits are common.
+ */
+export function parseHistory(out: string): (AuditCommit & { added: string[] })[] {
   const commits: (AuditCommit & { added: string[] })[] = [];
-  for (const chunk of out.split("\x1e")) {
-    if (!chunk.trim()) continue;
-    const end = chunk.indexOf("\0");
-    const header = end < 0 ? chunk : chunk.slice(0, end);
-    const [sha, parents, author, subject] = header.split("\x1f");
-    // "<status>\0<path>\0" per path (no renames, so one path each).
-    const fields = end < 0 ? [] : chunk.slice(end + 1).split("\0").map((f) => f.replace(/^\n/, ""));
+  // A field between NULs, without the newline git puts before a commit's first status.
+  const field = (from: number, to: number) =>
+    out.charCodeAt(from) === 10 ? out.slice(from + 1, to) : out.slice(from, to);
+  let at = out.indexOf("\x1e");
+  while (at >= 0) {
+    const next = out.indexOf("\x1e", at + 1);
+    const end = next < 0 ? out.length : next;
+    const nul = out.indexOf("\0", at + 1);
+    const headerEnd = nul < 0 || nul > end ? end : nul;
+    const [sha, parents, author, subject] = out.slice(at + 1, headerEnd).split("\x1f");
     const files: string[] = [];
     const added: string[] = [];
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const [status, path] = [fields[i]!, fields[i + 1]!];
+    // Status and path fields in pairs, up to the next commit.
+    let i = headerEnd + 1;
+    while (i < end) {
+      const s1 = out.indexOf("\0", i);
+      if (s1 < 0 || s1 >= end) break;
+      const s2 = out.indexOf("\0", s1 + 1);
+      if (s2 < 0 || s2 >= end) break;
+      const status = field(i, s1);
+      const path = field(s1 + 1, s2);
+      i = s2 + 1;
       if (!status || !path) continue;
       files.push(path);
       if (status === "A") added.push(path);
     }
-    commits.push({
-      sha: sha!,
-      parents: (parents ?? "").split(" ").filter((p) => p),
-      author: author ?? "",
-      subject: subject ?? "",
-      files,
-      added,
-    });
+    if (sha) {
+      commits.push({
+        sha,
+        parents: (parents ?? "").split(" ").filter((p) => p),
+        author: author ?? "",
+        subject: subject ?? "",
+        files,
+        added,
+      });
+    }
+    at = next;
   }
-  return { commits: commits.reverse() };
+  return commits;
 }

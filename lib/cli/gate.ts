@@ -7,12 +7,9 @@
  * code, a scratch worktree it removes again).
  */
 import { tmpdir } from "node:os";
-import { loadRepoConfig } from "../config/repo.ts";
+import { loadRepoConfig } from "../config/repo_load.ts";
 import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
-import { runGate } from "../gate/gate.ts";
-import { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } from "../gate/output.ts";
-import { loadGateInput, NothingToGate } from "../gate/load.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 
 export async function gate(args: string[], ctx: Context): Promise<number> {
@@ -32,7 +29,23 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
   const repo = requireRepo(ctx);
   const config = await loadRepoConfig(repo.root);
   const git = new Git(repo.root, config.timeouts.networkMs);
-  await git.fetch(config.remote);
+  // The gate's modules load while git fetches (a literal import() each, for deno compile).
+  const modules = Promise.all([
+    import("../gate/load.ts"),
+    import("../gate/gate.ts"),
+    import("../gate/output.ts"),
+  ]);
+  modules.catch(() => {}); // awaited below, after the fetch and its errors
+  // Split mode keeps the PR records on the remote: they come in the same fetch.
+  const refspecs = config.machines === "split"
+    ? [
+      `+refs/heads/*:refs/remotes/${config.remote}/*`,
+      ...(await import("../git/lease.ts")).RELAY_REFSPECS,
+    ]
+    : undefined;
+  await git.fetch(config.remote, { maintenance: false, ...(refspecs ? { refspecs } : {}) });
+  const [{ loadGateInput, NothingToGate }, { runGate }, output] = await modules;
+  const { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } = output;
   let loaded;
   try {
     loaded = await loadGateInput({

@@ -1,9 +1,11 @@
 /**
  * The repo's own settings, `.relay/config.yaml`. Agents can write this file,
  * so it may tune limits and lists but never name a program: programs live
- * only in the operator profile.
+ * only in the operator profile. This is the full parser (yaml and zod, with
+ * messages naming the line and key); the common file is read without them by
+ * repo_load.ts, which loads this module only when it cannot be sure.
  */
-import { isAbsolute, join } from "node:path";
+import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { InputError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";
@@ -11,100 +13,25 @@ import { dottedKey, issuesToInputError } from "./issues.ts";
 import { DEFAULT_PROFILE_HINT } from "./profile.ts";
 import { type KeyPath, parseYamlWithLines, type YamlSource } from "./yaml_source.ts";
 import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
+import {
+  DEFAULT_REPO_CONFIG,
+  isSafeBranchName,
+  REMOTE_NAME,
+  type RepoConfig,
+  settingsToConfig,
+} from "./repo_load.ts";
 
-export interface RepoConfig {
-  version: 1;
-  /** The base branch. */
-  main: string;
-  remote: string;
-  /** Executor attempts per brief. */
-  attempts: number;
-  /** Fix briefs the reviewer may write per task. */
-  fixRounds: number;
-  merge: "auto" | "human";
-  forge: "plain" | "github";
-  /**
-   * Where the two ticks run: `one` clone shares both (relay's records are local files), or
-   * `split` across machines that share only the remote (records and leases live on it).
-   */
-  machines: "one" | "split";
-  timeouts: {
-    /** Agent turn limit; only ever lowers the profile's (see effectiveAgentTimeoutMs). */
-    agentMs?: number;
-    /** Per verification command. */
-    barMs: number;
-    /** Per fetch / push. */
-    networkMs: number;
-  };
-  evidenceMaxBytes: number;
-  gate: {
-    /** Globs that are product code. */
-    product: string[];
-    /** Extra refusal globs, added to the built-in ones. */
-    refuse: string[];
-  };
-  /** Globs a human accepted: they route to the human path, never auto-merged. */
-  acceptedInfra: string[];
-  /** Globs relay never commits on the agent's behalf, added to the built-in build output list. */
-  neverCommit: string[];
-  /** Names of relay's environment that bar commands also get (beyond the minimal set). */
-  barEnv: string[];
-  /** A document the docs stage keeps current with the change (repo-relative). */
-  docsFile?: string;
-  /** The polish stage is skipped. */
-  skipQualityPolish: boolean;
-  /** The plan stage runs before a brief is promoted. */
-  planReview: boolean;
-  /** Plan review FAILs a task may have. */
-  planRounds: number;
-  /** The deploy preview reviewer-side turns look at (lib/loop/preview.ts). */
-  preview?: PreviewConfig;
-  /** Appended to relay's paperwork commit subjects, e.g. "[skip ci]" (host build triggers). */
-  paperwork: { commitSuffix?: string };
-}
-
-export interface PreviewConfig {
-  /** A URL template with {pr}, {branch}, {head}; or GitHub's deployment for the head. */
-  source: { template: string } | { githubDeployments: true };
-  /** Appended to the preview's URL: it must answer 200 before a reviewer-side turn starts. */
-  path: string;
-  /** How long relay waits for it, from the first tick that looked, before a HOLD. */
-  timeoutMs: number;
-}
+export {
+  CONFIG_PATH,
+  DEFAULT_REPO_CONFIG,
+  isSafeBranchName,
+  loadRepoConfig,
+  type PreviewConfig,
+  type RepoConfig,
+} from "./repo_load.ts";
 
 /** The placeholders a preview_url template may use. */
 export const PREVIEW_PLACEHOLDERS = ["pr", "branch", "head"] as const;
-
-export const CONFIG_PATH = join(".relay", "config.yaml");
-
-export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
-  version: 1,
-  main: "main",
-  remote: "origin",
-  attempts: 2,
-  fixRounds: 3,
-  merge: "auto",
-  forge: "plain",
-  machines: "one",
-  timeouts: { barMs: 10 * 60_000, networkMs: 2 * 60_000 },
-  evidenceMaxBytes: 65_536,
-  gate: { product: [], refuse: [] },
-  acceptedInfra: [],
-  neverCommit: [],
-  barEnv: [],
-  skipQualityPolish: false,
-  planReview: false,
-  planRounds: 2,
-  paperwork: {},
-});
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object") {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /** Keys that would let the repo (and so an agent) pick a program. Refused anywhere in the file. */
 export const PROGRAM_KEYS: readonly string[] = [
@@ -129,13 +56,6 @@ export function effectiveAgentTimeoutMs(profileMs: number, repo: RepoConfig): nu
     : Math.min(profileMs, repo.timeouts.agentMs);
 }
 
-/** A branch name relay can pass to git safely (a conservative subset of git's rules). */
-export function isSafeBranchName(name: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(name) &&
-    !name.includes("..") && !name.includes("//") && !name.includes("/.") &&
-    !name.endsWith("/") && !name.endsWith(".") && !name.endsWith(".lock");
-}
-
 const glob = z
   .string()
   .trim()
@@ -153,7 +73,7 @@ const repoSchema = z.strictObject({
   ),
   remote: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: "not a usable remote name" })
+    .regex(REMOTE_NAME, { message: "not a usable remote name" })
     .default("origin"),
   attempts: z.number().int().min(1).max(10).default(2),
   fix_rounds: z.number().int().min(0).max(20).default(3),
@@ -274,43 +194,7 @@ export function parseRepoConfig(text: string, file: string): RepoConfig {
       fixFor: (path) => FIXES[path.join(".")],
     });
   }
-  const c = parsed.data;
-  const timeouts: RepoConfig["timeouts"] = { barMs: c.timeouts.bar, networkMs: c.timeouts.network };
-  if (c.timeouts.agent !== undefined) timeouts.agentMs = c.timeouts.agent;
-  return {
-    version: c.version,
-    main: c.main,
-    remote: c.remote,
-    attempts: c.attempts,
-    fixRounds: c.fix_rounds,
-    merge: c.merge,
-    forge: c.forge,
-    machines: c.machines,
-    timeouts,
-    evidenceMaxBytes: c.evidence_max_bytes,
-    gate: { product: c.gate.product, refuse: c.gate.refuse },
-    acceptedInfra: c.accepted_infra,
-    neverCommit: c.never_commit,
-    barEnv: c.bar_env,
-    skipQualityPolish: c.skip_quality_polish,
-    planReview: c.plan_review,
-    planRounds: c.plan_rounds,
-    paperwork: c.paperwork.commit_suffix === undefined
-      ? {}
-      : { commitSuffix: c.paperwork.commit_suffix },
-    ...(c.docs_file === undefined ? {} : { docsFile: c.docs_file }),
-    ...(c.preview_url !== undefined || c.preview !== undefined
-      ? {
-        preview: {
-          source: c.preview_url !== undefined
-            ? { template: c.preview_url }
-            : { githubDeployments: true as const },
-          path: c.preview_path,
-          timeoutMs: c.preview_timeout,
-        },
-      }
-      : {}),
-  };
+  return settingsToConfig(parsed.data);
 }
 
 function refuseProgramKeys(source: YamlSource, file: string): void {
@@ -343,19 +227,6 @@ function findProgramKey(value: unknown, path: KeyPath): KeyPath | undefined {
     }
   }
   return undefined;
-}
-
-/** Reads `<root>/.relay/config.yaml`; a missing file gives the defaults. */
-export async function loadRepoConfig(root: string): Promise<RepoConfig> {
-  const file = join(root, CONFIG_PATH);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return structuredClone(DEFAULT_REPO_CONFIG);
-    throw err;
-  }
-  return parseRepoConfig(text, file);
 }
 
 /** The commented config that `relay init` writes; it parses back to DEFAULT_REPO_CONFIG. */

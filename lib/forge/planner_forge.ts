@@ -1,5 +1,5 @@
 /** The planner's forge, chosen by the repo config. Executor code never imports this file. */
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import type { Git } from "../git/git.ts";
 import { GitHubPlannerForge } from "./github_planner.ts";
 import { PlainPlannerForge } from "./plain_planner.ts";

@@ -8,8 +8,9 @@
  * How a decision is printed and its exit status: output.ts. Re-running the bar
  * on the would-be merge (the costly part of the verdict check): revalidate.ts.
  */
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import type { PrStatus } from "../forge/types.ts";
+import { CommandError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import { checkReport } from "../protocol/honesty.ts";
 import { sameCommand } from "../protocol/bar.ts";
@@ -29,6 +30,11 @@ export interface GateInput {
   brief: Brief;
   review: ReviewRecord;
   openPrs: PrStatus[];
+  /**
+   * origin/main's commit, when the caller has just read it (loadGateInput does); otherwise
+   * the gate resolves the ref itself.
+   */
+  base?: string;
   /** Re-runs the bar on the would-be merge result (see revalidateOnMerge in revalidate.ts). */
   revalidate: (v: VerdictRecord) => Promise<{ passed: boolean; mergeTree: string }>;
 }
@@ -77,32 +83,64 @@ function listItems(items: readonly ScopeItem[]): string {
 export async function runGate(input: GateInput): Promise<GateDecision> {
   const { git, config, pr } = input;
   const mainName = `${config.remote}/${config.main}`;
-  const base = await git.resolve(`refs/remotes/${mainName}`);
+  const base = input.base ?? await git.resolve(`refs/remotes/${mainName}`);
   if (base === null) {
     throw new Error(
       `Cannot run the gate: "${mainName}" does not exist (fetch "${config.remote}" first)`,
     );
   }
-  const head = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head) ? await git.resolve(pr.head) : null;
-  if (head === null) {
+  // The head commit, and its tree from the commit itself: one git call for both.
+  const [commit] = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)
+    ? await git.readObjects([`${pr.head}^{commit}`])
+    : [null];
+  const head = commit?.oid ?? null;
+  const headTree = commit ? /^tree ([0-9a-f]+)$/m.exec(commit.content)?.[1] : undefined;
+  if (head === null || headTree === undefined) {
     throw new Error(
       `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
     );
   }
 
-  const scope = await scopeCheck(git, config, base, head);
-  const evidence = evidenceCheck(input, await git.treeOf(head));
+  // The git work of the checks is independent: it runs side by side. Whether main moved
+  // only by paperwork is asked only when the verdict check will need it (a PASS, not
+  // stale, given on another main).
+  const v = verdictFor(input.review, head);
+  const movedAsked = v !== undefined && v.verdict !== "FAIL" && !v.stale && v.main !== base;
+  const [scope, mergeable, moved] = await Promise.all([
+    scopeCheck(git, config, base, head),
+    mergeableCheck(git, base, head),
+    movedAsked ? movedOnlyByPaperwork(git, v.main, base) : Promise.resolve(false),
+  ]);
+  const evidence = evidenceCheck(input, headTree);
   const inFlight = inFlightCheck(pr, input.openPrs);
-  const mergeable = await mergeableCheck(git, base, head);
   const othersOk = [scope, evidence, inFlight].every((c) => c.result !== "REFUSE") &&
     mergeable.result === "PASS";
-  const verdict = scope.result === "HUMAN" && verdictFor(input.review, head) === undefined
+  const verdict = scope.result === "HUMAN" && v === undefined
     // The review tick sends owner-accepted infra to a person without a reviewer's turn.
     ? check("verdict", "HUMAN", "not reviewed by relay: a person reviews owner-accepted infra")
-    : await verdictCheck(input, base, head, othersOk);
+    : await verdictCheck(input, base, head, othersOk, moved);
 
   const checks = [scope, verdict, evidence, inFlight, mergeable];
   return { decision: decide(checks), checks, head, base };
+}
+
+/** True when nothing but relay's paperwork differs between two commits of main. */
+async function movedOnlyByPaperwork(git: Git, from: string, to: string): Promise<boolean> {
+  const res = await git.run(
+    [
+      "diff",
+      "--quiet",
+      "--no-ext-diff",
+      "--ignore-submodules=none",
+      from,
+      to,
+      "--",
+      ".",
+      ...PAPERWORK_EXCLUDES,
+    ],
+    { allowFail: true },
+  );
+  return res.code === 0;
 }
 
 /** Any REFUSE → REFUSE; else any WAIT → WAIT; else any HUMAN → HUMAN; else MERGE. */
@@ -113,6 +151,9 @@ export function decide(checks: readonly GateCheck[]): GateDecisionKind {
   if (has("HUMAN")) return "HUMAN";
   return "MERGE";
 }
+
+/** What the scope check reads: every change, renames found, in full, no external tools. */
+const RAW_DIFF = ["--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", "--ignore-submodules=none"];
 
 /**
  * The scope check: the head shares history with main, changes something
@@ -126,33 +167,34 @@ export async function scopeCheck(
   base: string,
   head: string,
 ): Promise<GateCheck> {
-  const mb = await git.run(["merge-base", base, head], { allowFail: true });
-  if (mb.code === 1) {
-    return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
-  }
-  if (mb.code !== 0) {
-    return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
-  }
-  const mergeBase = mb.stdout.trim();
-  const raw = await git.out([
-    "diff",
-    "--raw",
-    "-z",
-    "-M",
-    "--no-abbrev",
-    "--no-ext-diff",
-    "--ignore-submodules=none",
-    mergeBase,
-    head,
-    "--",
-  ]);
-  const entries = parseRawDiff(raw);
+  // The usual case in one git call: the diff against the merge base git finds itself. When
+  // git cannot (no shared history, several merge bases) or the branch changes nothing,
+  // `git merge-base` names the base and the answer is as it always was.
+  const direct = await git.outViaFile("diff", [...RAW_DIFF, "--merge-base", base, head, "--"])
+    .catch((err) => {
+      if (err instanceof CommandError) return null;
+      throw err;
+    });
+  let entries = direct === null ? [] : parseRawDiff(direct);
   if (entries.length === 0) {
-    return check(
-      "scope",
-      "REFUSE",
-      `the branch changes nothing relative to main (merge base ${short(mergeBase)})`,
-    );
+    const mb = await git.run(["merge-base", base, head], { allowFail: true });
+    if (mb.code === 1) {
+      return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
+    }
+    if (mb.code !== 0) {
+      return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
+    }
+    const mergeBase = mb.stdout.trim();
+    if (direct === null) {
+      entries = parseRawDiff(await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"]));
+    }
+    if (entries.length === 0) {
+      return check(
+        "scope",
+        "REFUSE",
+        `the branch changes nothing relative to main (merge base ${short(mergeBase)})`,
+      );
+    }
   }
   const scope = classifyScope(entries, config);
   if (scope.refused.length > 0) {
@@ -185,6 +227,8 @@ async function verdictCheck(
   base: string,
   head: string,
   othersOk: boolean,
+  /** Whether main moved only by paperwork since the PASS (asked when the PASS was on another main). */
+  movedOnlyPaperwork: boolean,
 ): Promise<GateCheck> {
   const v = verdictFor(input.review, head);
   if (v === undefined) {
@@ -210,23 +254,7 @@ async function verdictCheck(
   if (v.main === base) {
     return check("verdict", "PASS", `PASS for ${short(head)} on main ${short(base)}`);
   }
-
-  const git = input.git;
-  const moved = await git.run(
-    [
-      "diff",
-      "--quiet",
-      "--no-ext-diff",
-      "--ignore-submodules=none",
-      v.main,
-      base,
-      "--",
-      ".",
-      ...PAPERWORK_EXCLUDES,
-    ],
-    { allowFail: true },
-  );
-  if (moved.code === 0) {
+  if (movedOnlyPaperwork) {
     return check(
       "verdict",
       "PASS",

@@ -4,18 +4,16 @@
  * never from a working tree or the PR diff — the PR and the open PRs from
  * the forge, and the review record of the PR's task. The caller fetches.
  */
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import { InputError } from "../errors.ts";
-import { plannerForge } from "../forge/planner_forge.ts";
 import type { PlannerForge } from "../forge/types.ts";
-import type { Git } from "../git/git.ts";
+import type { Git, GitObject } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
 import type { GateInput } from "./gate.ts";
-import { revalidateOnMerge } from "./revalidate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */
@@ -54,9 +52,23 @@ export interface LoadedGate {
   reviewTask: number;
 }
 
-/** The planner forge for a repo config. Only the plain-git forge exists so far. */
-export function plannerForgeFor(git: Git, config: RepoConfig, commonDir: string): PlannerForge {
-  return plannerForge(config, git, statePaths(commonDir).prs);
+/**
+ * The planner forge for a repo config, loading only its own module: the GitHub forge's
+ * (zod and all) costs more than a `relay gate` on the plain forge does.
+ */
+async function plannerForgeFor(
+  git: Git,
+  config: RepoConfig,
+  commonDir: string,
+): Promise<PlannerForge> {
+  const prs = statePaths(commonDir).prs;
+  // Split mode's records are refs on the remote: planner_forge.ts wires them in.
+  if (config.forge === "plain" && config.machines !== "split") {
+    const { PlainPlannerForge } = await import("../forge/plain_planner.ts");
+    return new PlainPlannerForge(git, config.remote, config.main, prs);
+  }
+  const { plannerForge } = await import("../forge/planner_forge.ts");
+  return plannerForge(config, git, prs);
 }
 
 /** `<rev>:<path>`'s content, or null when the file is not there. No filters, no textconv. */
@@ -75,8 +87,10 @@ export async function briefBesideReport(
   git: Git,
   mainRef: string,
   split: boolean,
+  /** Main's brief, when the caller already read it. */
+  onMain?: string | null,
 ): Promise<string | null> {
-  const text = await showFile(git, mainRef, BRIEF_FILE);
+  const text = onMain !== undefined ? onMain : await showFile(git, mainRef, BRIEF_FILE);
   if (!split || text === null || readStatus(text) !== "OPEN") return text;
   const at = await git.out(["log", "-1", "--format=%H", mainRef, "--", REPORT_FILE]);
   return (at === "" ? null : await showFile(git, at, BRIEF_FILE)) ?? text;
@@ -86,7 +100,20 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   const { git, config } = opts;
   const mainName = `${config.remote}/${config.main}`;
   const mainRef = `refs/remotes/${mainName}`;
-  const originMain = await git.resolve(mainRef);
+  // The forge's module loads while git reads; awaited (and any failure thrown) below.
+  const forgeLoading = opts.forge
+    ? Promise.resolve(opts.forge)
+    : plannerForgeFor(git, config, opts.commonDir);
+  forgeLoading.catch(() => {});
+  // Main, the report and the brief in one git call. A file is read only as a blob, with
+  // no filters and no textconv.
+  const [mainCommit, reportBlob, briefBlob] = await git.readObjects([
+    `${mainRef}^{commit}`,
+    `${mainRef}:${REPORT_FILE}`,
+    `${mainRef}:${BRIEF_FILE}`,
+  ]);
+  const blob = (o: GitObject | null | undefined) => o?.type === "blob" ? o.content : null;
+  const originMain = mainCommit?.oid ?? null;
   if (originMain === null) {
     throw new InputError(
       { file: ".relay/config.yaml", key: "main" },
@@ -96,7 +123,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   }
 
   const reportFile = `${mainName}:${REPORT_FILE}`;
-  const reportText = await showFile(git, mainRef, REPORT_FILE);
+  const reportText = blob(reportBlob);
   if (reportText === null) {
     throw new NothingToGate(
       `no ${REPORT_FILE} on ${mainName}: no PR is in flight (the executor reports first)`,
@@ -119,7 +146,9 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   }
 
   const briefFile = `${mainName}:${BRIEF_FILE}`;
-  const briefText = await briefBesideReport(git, mainRef, config.machines === "split");
+  const briefText = config.machines === "split"
+    ? await briefBesideReport(git, mainRef, true, blob(briefBlob))
+    : blob(briefBlob);
   if (briefText === null) {
     throw new InputError(
       { file: briefFile },
@@ -136,8 +165,17 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
       "wait for relay poll to write the report's Branch line",
     );
   }
-  const forge = opts.forge ?? plannerForgeFor(git, config, opts.commonDir);
-  const pr = await forge.find(report.branch);
+  const forge = await forgeLoading;
+  const owner = /^task-(\d+)$/.exec(report.branch);
+  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
+  // The review record (a local read) while the forge looks up the PR; the PR's answer,
+  // and its errors, still come first.
+  const [found, read] = await Promise.allSettled([
+    forge.find(report.branch),
+    readReview(statePaths(opts.commonDir), reviewTask, report.branch),
+  ]);
+  if (found.status === "rejected") throw found.reason;
+  const pr = found.value;
   if (pr === null) {
     throw new NothingToGate(
       `the ${forge.name} forge has no PR for branch "${report.branch}" (relay poll opens it when it ships)`,
@@ -148,10 +186,8 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     throw new NothingToGate(`${pr.id} is ${pr.state}`, report.task, pr.id);
   }
   const openPrs = await forge.listOpen();
-
-  const owner = /^task-(\d+)$/.exec(report.branch);
-  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
-  const review = await readReview(statePaths(opts.commonDir), reviewTask, report.branch);
+  if (read.status === "rejected") throw read.reason;
+  const review = read.value;
 
   const input: GateInput = {
     git,
@@ -161,8 +197,9 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     brief,
     review,
     openPrs,
-    revalidate: () =>
-      revalidateOnMerge(git, {
+    base: originMain,
+    revalidate: async () =>
+      (await import("./revalidate.ts")).revalidateOnMerge(git, {
         originMain,
         head: pr.head,
         bar: brief.bar,

@@ -7,9 +7,9 @@
  * `gate.product`, and `accepted_infra` routes a refused path to a person —
  * except relay's own files, which no list can route anywhere but back.
  */
-import { buildOutputMatcher } from "../git/build_output.ts";
-import type { RepoConfig } from "../config/repo.ts";
-import { globToRegExp } from "./glob.ts";
+import { BUILD_OUTPUT, buildOutputMatcher } from "../git/build_output.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
+import { GlobSet, normalizePath } from "./glob.ts";
 import { BUILT_IN_REFUSALS, RELAY_FILES } from "./refusals.ts";
 
 /** One entry of `git diff --raw -z`. */
@@ -101,14 +101,18 @@ export type ScopeConfig = Pick<RepoConfig, "gate" | "acceptedInfra"> & {
 const BUILD_OUTPUT_WHY =
   "build output: remove it from the branch (git rm --cached) and list it in .gitignore";
 
-const BUILT_IN = BUILT_IN_REFUSALS.map((r) => ({ re: globToRegExp(r.glob), why: r.why }));
-const RELAY = RELAY_FILES.map((g) => globToRegExp(g));
+// Compiled once, when the gate first needs it: a PR may touch 10,000 paths.
+let relayFiles: GlobSet | undefined;
 
 const SYMLINK = "120000";
 const SUBMODULE = "160000";
 
+const NO_REASONS: readonly string[] = Object.freeze([]);
+
 /** Why an entry's file mode alone is refused, if it is. */
-function modeReasons(e: DiffEntry): string[] {
+function modeReasons(e: DiffEntry): readonly string[] {
+  // Most entries are plain files changed in place: no array for them.
+  if (e.oldMode === e.newMode && e.oldMode === "100644") return NO_REASONS;
   const why: string[] = [];
   if (e.oldMode === SYMLINK || e.newMode === SYMLINK) why.push("symlink");
   if (e.oldMode === SUBMODULE || e.newMode === SUBMODULE) why.push("submodule");
@@ -120,46 +124,93 @@ function modeReasons(e: DiffEntry): string[] {
   return why;
 }
 
-/** The paths an entry touches: a rename both of its paths; a copy only its new one (the source is unchanged). */
-function touched(e: DiffEntry): string[] {
-  return e.status === "R" && e.oldPath !== undefined ? [e.oldPath, e.path] : [e.path];
+/**
+ * The build output, built-in refusal and `gate.refuse` globs in one GlobSet, in that order
+ * (the order their reasons are listed): one lookup a path. Kept while the config's lists
+ * are the same.
+ */
+interface Refusals {
+  set: GlobSet;
+  /** Indexes below this are build output; below `refuseFrom`, built-in refusals. */
+  builtInFrom: number;
+  refuseFrom: number;
+  neverCommit: readonly string[];
+  refuse: readonly string[];
+}
+let refusals: { key: string; value: Refusals } | undefined;
+
+function refusalsFor(config: ScopeConfig): Refusals {
+  const neverCommit = config.neverCommit ?? [];
+  const key = JSON.stringify([neverCommit, config.gate.refuse]);
+  if (refusals?.key !== key) {
+    const build = [...BUILD_OUTPUT, ...neverCommit];
+    const builtIn = BUILT_IN_REFUSALS.map((r) => r.glob);
+    refusals = {
+      key,
+      value: {
+        set: new GlobSet([...build, ...builtIn, ...config.gate.refuse]),
+        builtInFrom: build.length,
+        refuseFrom: build.length + builtIn.length,
+        neverCommit: [...neverCommit],
+        refuse: [...config.gate.refuse],
+      },
+    };
+  }
+  return refusals.value;
 }
 
 /** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
 export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
-  const extra = config.gate.refuse.map((glob) => ({ re: globToRegExp(glob), glob }));
-  const product = config.gate.product.map((glob) => globToRegExp(glob));
-  const accepted = config.acceptedInfra.map((glob) => globToRegExp(glob));
+  relayFiles ??= new GlobSet(RELAY_FILES);
+  const { set, builtInFrom, refuseFrom, neverCommit, refuse } = refusalsFor(config);
+  const product = new GlobSet(config.gate.product);
+  const accepted = new GlobSet(config.acceptedInfra);
+  const productGiven = config.gate.product.length > 0;
 
-  const buildOutput = buildOutputMatcher(config.neverCommit ?? []);
-  const reasons = new Map<string, Set<string>>();
+  // A path's reasons, in the order found; most paths have none (null: no Set for them).
+  const reasons = new Map<string, Set<string> | null>();
+  const consider = (entry: DiffEntry, path: string, byMode: readonly string[]) => {
+    const found: string[] = [];
+    const hits = set.matches(path);
+    // Removing build output a branch once carried is the fix, not the problem.
+    if (entry.status !== "D" && path === entry.path) {
+      // Build output is matched on the path without a leading ./ or / (git never writes one).
+      const isBuildOutput = normalizePath(path) === path
+        ? hits.length > 0 && hits[0]! < builtInFrom
+        : buildOutputMatcher(neverCommit).match(path) !== undefined;
+      if (isBuildOutput) found.push(BUILD_OUTPUT_WHY);
+    }
+    for (const i of hits) {
+      if (i >= refuseFrom) found.push(`gate.refuse "${refuse[i - refuseFrom]}"`);
+      else if (i >= builtInFrom) found.push(BUILT_IN_REFUSALS[i - builtInFrom]!.why);
+    }
+    if (productGiven && !product.test(path)) found.push("not under the configured product globs");
+    for (const why of byMode) found.push(why);
+    const had = reasons.get(path);
+    if (found.length === 0) {
+      if (had === undefined) reasons.set(path, null);
+    } else if (had) {
+      for (const why of found) had.add(why);
+    } else {
+      reasons.set(path, new Set(found));
+    }
+  };
   for (const entry of entries) {
     const byMode = modeReasons(entry);
-    for (const path of touched(entry)) {
-      const set = reasons.get(path) ?? new Set<string>();
-      reasons.set(path, set);
-      // Removing build output a branch once carried is the fix, not the problem.
-      if (entry.status !== "D" && path === entry.path && buildOutput.match(path) !== undefined) {
-        set.add(BUILD_OUTPUT_WHY);
-      }
-      for (const r of BUILT_IN) if (r.re.test(path)) set.add(r.why);
-      for (const r of extra) if (r.re.test(path)) set.add(`gate.refuse "${r.glob}"`);
-      if (product.length > 0 && !product.some((re) => re.test(path))) {
-        set.add("not under the configured product globs");
-      }
-      for (const why of byMode) set.add(why);
-    }
+    // A rename touches both of its paths; a copy only its new one (the source is unchanged).
+    if (entry.status === "R" && entry.oldPath !== undefined) consider(entry, entry.oldPath, byMode);
+    consider(entry, entry.path, byMode);
   }
 
   const scope: Scope = { refused: [], accepted: [], product: [] };
-  for (const [path, set] of reasons) {
-    if (set.size === 0) {
+  for (const [path, why] of reasons) {
+    if (why === null) {
       scope.product.push(path);
       continue;
     }
-    const item = { path, why: [...set].join(", ") };
-    const relayFile = RELAY.some((re) => re.test(path));
-    if (!relayFile && accepted.some((re) => re.test(path))) scope.accepted.push(item);
+    const item = { path, why: [...why].join(", ") };
+    const relayFile = relayFiles.test(path);
+    if (!relayFile && accepted.test(path)) scope.accepted.push(item);
     else scope.refused.push(item);
   }
   return scope;

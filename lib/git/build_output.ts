@@ -11,7 +11,7 @@
  * format), `*.so`/`*.a`/`*.dll` (prebuilt libraries), `.idea/`, `.vscode/`.
  * `coverage/` is built in at the root only (where jest, nyc and c8 write it).
  */
-import { globToRegExp, normalizePath } from "./glob.ts";
+import { GlobSet, globToRegExp, normalizePath } from "./glob.ts";
 
 /** Globs in the gate's syntax (lib/git/glob.ts). Shown in README's config section. */
 export const BUILD_OUTPUT: readonly string[] = [
@@ -64,10 +64,10 @@ export interface BuildOutputMatcher {
 /** A matcher for the built-in list plus the repo's `never_commit` globs. */
 export function buildOutputMatcher(extra: readonly string[] = []): BuildOutputMatcher {
   const globs = [...BUILD_OUTPUT, ...extra];
-  const compiled = globs.map((g) => ({ glob: g, re: globToRegExp(g) }));
+  const set = new GlobSet(globs);
   const match = (path: string) => {
-    const p = normalizePath(path);
-    return compiled.find((c) => c.re.test(p))?.glob;
+    const first = set.matches(normalizePath(path))[0];
+    return first === undefined ? undefined : globs[first];
   };
   return {
     match,

@@ -59,6 +59,8 @@ export interface GitOptions {
   timeoutMs?: number;
   env?: Record<string, string>;
   stdin?: string;
+  /** Also return stdout's bytes (RunResult.bytes). */
+  stdoutBytes?: boolean;
 }
 
 /**
@@ -79,6 +81,29 @@ export function forgetFetches(): void {
 /** How recent a fetch is recent enough for the callers that reuse one. */
 export const REUSE_FETCH_MS = 15_000;
 
+export interface FetchOptions {
+  /** Skip the fetch when this process made the same one less than this long ago (see `fetched`). */
+  reuseMs?: number;
+  /** Fetch these instead of the remote's configured refspecs (one fetch for all a command needs). */
+  refspecs?: readonly string[];
+  /**
+   * false: no `git maintenance run --auto` after the fetch (one process fewer). For the
+   * commands that only read (gate, audit); the ticks that fetch every minute keep it.
+   */
+  maintenance?: false;
+}
+
+/** One object `git cat-file --batch` read. */
+export interface GitObject {
+  oid: string;
+  type: string;
+  /** The content, decoded as UTF-8. */
+  content: string;
+}
+
+const BATCH_HEADER = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([a-z]+) (\d+)$/;
+const BATCH_NONE = / (?:missing|ambiguous)$/;
+
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
 
@@ -94,12 +119,29 @@ export class Git {
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.allowFail !== undefined ? { allowFail: opts.allowFail } : {}),
+      ...(opts.stdoutBytes ? { stdoutBytes: true } : {}),
     });
   }
 
   /** Runs git and returns stdout without the trailing newline. */
   async out(args: readonly string[], opts: GitOptions = {}): Promise<string> {
     return (await this.run(args, opts)).stdout.replace(/\n$/, "");
+  }
+
+  /**
+   * Like `out`, for a `log` or `diff` whose output runs to megabytes: git writes it to a temp
+   * file (`--output`) and relay reads that in one go. Read from a pipe, it arrives in
+   * thousands of small chunks (git flushes after each commit), which cost relay more CPU
+   * than git spends producing them.
+   */
+  async outViaFile(command: "log" | "diff", args: readonly string[]): Promise<string> {
+    const file = await Deno.makeTempFile({ prefix: "relay-git-" });
+    try {
+      await this.run([command, `--output=${file}`, ...args]);
+      return (await Deno.readTextFile(file)).replace(/\n$/, "");
+    } finally {
+      await Deno.remove(file).catch(() => {});
+    }
   }
 
   /** True when git exits 0. */
@@ -121,6 +163,52 @@ export class Git {
     return res.code === 0 ? res.stdout.trim() : null;
   }
 
+  /**
+   * Several objects in one `git cat-file --batch`, where one git call each would start a
+   * process each: for every name (`<rev>^{commit}`, `<rev>:<path>` …) its id, type and
+   * content, or null when there is no such object. Names are relay's own, one a line.
+   */
+  async readObjects(names: readonly string[]): Promise<(GitObject | null)[]> {
+    for (const name of names) {
+      if (name === "" || /[\n\r]/.test(name)) {
+        throw new Error(`Cannot read object ${JSON.stringify(name)}: not a one-line name`);
+      }
+    }
+    const res = await this.run(["cat-file", "--batch"], {
+      stdin: names.map((n) => `${n}\n`).join(""),
+      stdoutBytes: true,
+    });
+    const bytes = res.bytes!;
+    const decoder = new TextDecoder();
+    const objects: (GitObject | null)[] = [];
+    let at = 0;
+    for (const name of names) {
+      const eol = bytes.indexOf(10, at);
+      const header = decoder.decode(bytes.subarray(at, eol < 0 ? bytes.length : eol));
+      const m = BATCH_HEADER.exec(header);
+      if (eol < 0 || (!m && !BATCH_NONE.test(header))) {
+        throw new Error(
+          `Cannot read git cat-file --batch output for ${JSON.stringify(name)}: ${
+            JSON.stringify(header)
+          }`,
+        );
+      }
+      at = eol + 1;
+      if (!m) {
+        objects.push(null);
+        continue;
+      }
+      const size = Number(m[3]);
+      objects.push({
+        oid: m[1]!,
+        type: m[2]!,
+        content: decoder.decode(bytes.subarray(at, at + size)),
+      });
+      at += size + 1; // the content, then a newline
+    }
+    return objects;
+  }
+
   async treeOf(rev: string): Promise<string> {
     return await this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
   }
@@ -140,18 +228,24 @@ export class Git {
    * answers the loser with "cannot lock ref" (another fetch is writing that ref). That
    * is a race, not a failure — wait a moment and fetch again.
    */
-  async fetch(
-    remote: string,
-    opts: { reuseMs?: number; refspecs?: readonly string[] } = {},
-  ): Promise<void> {
+  async fetch(remote: string, opts: FetchOptions = {}): Promise<void> {
     const refspecs = opts.refspecs ?? [];
     const key = [this.cwd, remote, ...refspecs].join("\0");
     const last = fetched.get(key);
     if (opts.reuseMs !== undefined && last !== undefined && Date.now() - last < opts.reuseMs) {
       return;
     }
-    const args = ["fetch", "--quiet", "--prune", "--no-tags", "--", remote, ...refspecs];
     const started = Date.now();
+    const args = [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      ...(opts.maintenance === false ? ["--no-auto-maintenance"] : []),
+      "--",
+      remote,
+      ...(opts.refspecs ?? []),
+    ];
     for (let attempt = 1;; attempt++) {
       const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
         .catch((err) => {

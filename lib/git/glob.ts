@@ -16,8 +16,19 @@
  * file below a folder of that name (write `name/` for that).
  */
 
-/** Compiles a glob into an anchored, case-insensitive RegExp over repo-relative paths. */
-export function globToRegExp(glob: string): RegExp {
+/** A glob taken apart: the RegExp body of its pattern, and how the body applies to a path. */
+interface ParsedGlob {
+  /** The pattern without its leading and trailing `/`. */
+  pattern: string;
+  /** The pattern as a RegExp body (no anchors). */
+  body: string;
+  /** A trailing `/`: the folder and everything below it. */
+  folder: boolean;
+  /** A `/` in the pattern: matched from the root; else at any depth. */
+  anchored: boolean;
+}
+
+function parseGlob(glob: string): ParsedGlob {
   let pattern = glob.trim();
   if (pattern === "" || pattern === "/") {
     throw new Error(`Cannot use glob ${JSON.stringify(glob)}: it is empty`);
@@ -27,10 +38,18 @@ export function globToRegExp(glob: string): RegExp {
   const anchored = pattern.includes("/");
   pattern = pattern.replace(/^\/+/, "");
   if (pattern === "") throw new Error(`Cannot use glob ${JSON.stringify(glob)}: it is empty`);
-  const body = translate(pattern);
-  const prefix = anchored ? "^" : "^(?:.*/)?";
-  const suffix = folder ? "(?:/.*)?$" : "$";
-  return new RegExp(prefix + body + suffix, "i");
+  return { pattern, body: translate(pattern), folder, anchored };
+}
+
+function toRegExp(g: ParsedGlob): RegExp {
+  const prefix = g.anchored ? "^" : "^(?:.*/)?";
+  const suffix = g.folder ? "(?:/.*)?$" : "$";
+  return new RegExp(prefix + g.body + suffix, "i");
+}
+
+/** Compiles a glob into an anchored, case-insensitive RegExp over repo-relative paths. */
+export function globToRegExp(glob: string): RegExp {
+  return toRegExp(parseGlob(glob));
 }
 
 /** True when the repo-relative `path` matches `glob` (see the file comment). */
@@ -41,6 +60,141 @@ export function matchGlob(path: string, glob: string): boolean {
 /** A repo-relative path without a leading `./` or `/`. */
 export function normalizePath(path: string): string {
   return path.replace(/^(?:\.\/|\/)+/, "");
+}
+
+// deno-lint-ignore no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Globs that each match one whole path segment, indexed so a segment is tested against
+ * the few that can match it: a plain name by lookup, a `*`/`?` pattern with a literal
+ * first (or else last) character only against segments that start (end) with it.
+ */
+class SegmentGlobs {
+  readonly #names = new Map<string, number[]>();
+  readonly #byFirst = new Map<string, { index: number; re: RegExp }[]>();
+  readonly #byLast = new Map<string, { index: number; re: RegExp }[]>();
+  readonly #always: { index: number; re: RegExp }[] = [];
+
+  add(index: number, g: ParsedGlob): void {
+    const p = g.pattern;
+    if (!ASCII.test(p) || /[[\\]/.test(p) || p.includes("**")) {
+      this.#always.push({ index, re: new RegExp(`^(?:${g.body})$`, "i") });
+      return;
+    }
+    const key = p.toLowerCase();
+    if (!/[*?]/.test(p)) {
+      this.#names.set(key, [...(this.#names.get(key) ?? []), index]);
+      return;
+    }
+    const entry = { index, re: new RegExp(`^(?:${g.body})$`, "i") };
+    const [first, last] = [key[0]!, key[key.length - 1]!];
+    const bucket = !/[*?]/.test(first)
+      ? this.#bucket(this.#byFirst, first)
+      : !/[*?]/.test(last)
+      ? this.#bucket(this.#byLast, last)
+      : this.#always;
+    bucket.push(entry);
+  }
+
+  #bucket<T>(map: Map<string, T[]>, key: string): T[] {
+    const list = map.get(key) ?? [];
+    map.set(key, list);
+    return list;
+  }
+
+  /** Adds the indexes of the globs the lower-cased ASCII `segment` matches to `found`. */
+  collect(segment: string, found: number[]): void {
+    // Called for every segment of every path a PR touches: no allocation on a miss.
+    const named = this.#names.get(segment);
+    if (named !== undefined) { for (const index of named) found.push(index); }
+    const first = this.#byFirst.get(segment.charAt(0));
+    if (first !== undefined) testEach(first, segment, found);
+    const last = this.#byLast.get(segment.charAt(segment.length - 1));
+    if (last !== undefined) testEach(last, segment, found);
+    testEach(this.#always, segment, found);
+  }
+}
+
+function testEach(list: readonly { index: number; re: RegExp }[], s: string, found: number[]) {
+  for (const w of list) if (w.re.test(s)) found.push(w.index);
+}
+
+/**
+ * Many globs, matched against many paths (the gate's ~300 built-in refusals against a PR of
+ * 10,000 files): the same answers as testing each glob's RegExp, at a fraction of the cost.
+ * A glob without a `/` is about one path segment — the basename, or for a folder glob any
+ * segment — so it is looked up by that segment (SegmentGlobs); only globs with a `/` are
+ * tried on the whole path. A path with characters beyond ASCII is tested glob by glob (a
+ * RegExp's case-insensitivity is not toLowerCase's there).
+ */
+export class GlobSet {
+  readonly #each: RegExp[];
+  readonly #base = new SegmentGlobs();
+  readonly #folder = new SegmentGlobs();
+  /**
+   * Globs with a `/`: tried on the whole path, but only when it has the glob's last segment
+   * (`need`, when that is a plain name, as `/name/`) as its basename, or for a folder glob as
+   * any segment.
+   */
+  readonly #anchored: { index: number; need: string | null; folder: boolean }[] = [];
+  readonly #folders = new Map<string, number[]>();
+
+  constructor(globs: readonly string[]) {
+    const parsed = globs.map(parseGlob);
+    this.#each = parsed.map(toRegExp);
+    for (const [index, g] of parsed.entries()) {
+      if (g.anchored) {
+        const last = g.pattern.slice(g.pattern.lastIndexOf("/") + 1);
+        const plain = last !== "" && ASCII.test(last) && !/[*?[\\]/.test(last);
+        this.#anchored.push({
+          index,
+          need: plain ? `/${last.toLowerCase()}/` : null,
+          folder: g.folder,
+        });
+      } else (g.folder ? this.#folder : this.#base).add(index, g);
+    }
+  }
+
+  /** The indexes of the globs `path` matches, in the globs' order. */
+  matches(path: string): number[] {
+    if (!ASCII.test(path)) {
+      return this.#each.flatMap((re, index) => re.test(path) ? [index] : []);
+    }
+    const lower = path.toLowerCase();
+    const slash = lower.lastIndexOf("/");
+    const found = [...this.#inFolder(slash < 0 ? "" : lower.slice(0, slash))];
+    const base = lower.slice(slash + 1);
+    this.#folder.collect(base, found);
+    this.#base.collect(base, found);
+    const wrapped = this.#anchored.length > 0 ? `/${lower}/` : "";
+    for (const { index, need, folder } of this.#anchored) {
+      if (need !== null && (folder ? !wrapped.includes(need) : !wrapped.endsWith(need))) continue;
+      if (this.#each[index]!.test(path)) found.push(index);
+    }
+    return found.length > 1 ? [...new Set(found)].sort((a, b) => a - b) : found;
+  }
+
+  /**
+   * The folder globs any segment of a lower-cased folder path matches, asked once per
+   * folder: a PR's thousands of files sit in far fewer folders.
+   */
+  #inFolder(folder: string): number[] {
+    let found = this.#folders.get(folder);
+    if (found === undefined) {
+      found = [];
+      if (folder !== "") {
+        for (const segment of folder.split("/")) this.#folder.collect(segment, found);
+      }
+      this.#folders.set(folder, found);
+    }
+    return found;
+  }
+
+  /** True when `path` matches any of the globs. */
+  test(path: string): boolean {
+    return this.matches(path).length > 0;
+  }
 }
 
 const SPECIAL = /[.+^${}()|[\]\\*?]/;

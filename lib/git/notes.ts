@@ -101,13 +101,20 @@ export function parseNote(text: string): NoteRecord[] {
 
 /**
  * Every note under `refs` (each may be absent), by annotated commit: one
- * `notes list` per ref and one `cat-file --batch` for all their blobs.
+ * `notes list` per ref and one `cat-file --batch` for all their blobs. With
+ * `present`, the caller has already looked which of the refs exist.
  */
-export async function readAllNotes(git: Git, refs: string[]): Promise<Map<string, NoteRecord[]>> {
+export async function readAllNotes(
+  git: Git,
+  refs: string[],
+  present?: ReadonlySet<string>,
+): Promise<Map<string, NoteRecord[]>> {
   const blobs = new Map<string, string[]>();
-  for (const ref of refs) {
-    if (!(await git.resolve(ref))) continue;
-    const list = await git.out(["notes", `--ref=${ref}`, "list"]);
+  const there = present
+    ? refs.filter((ref) => present.has(ref))
+    : (await Promise.all(refs.map(async (ref) => (await git.resolve(ref)) ? [ref] : []))).flat();
+  const lists = await Promise.all(there.map((ref) => git.out(["notes", `--ref=${ref}`, "list"])));
+  for (const list of lists) {
     for (const line of list.split("\n")) {
       const [blob, commit] = line.trim().split(/\s+/);
       if (!blob || !commit) continue;
@@ -149,6 +156,15 @@ export async function readAllNotes(git: Git, refs: string[]): Promise<Map<string
   }
   return notes;
 }
+
+/**
+ * The refspec that fetches the remote's notes into REMOTE_NOTES_REF beside other refspecs,
+ * in the same fetch: a pattern, so a remote without notes is no error (the exact ref would
+ * fail the whole fetch). `refs/notes/relay*` also names `refs/notes/relay`, which lands in
+ * REMOTE_NOTES_REF; with --prune a copy whose source is gone is removed, so after the fetch
+ * REMOTE_NOTES_REF exists exactly when the remote has notes.
+ */
+export const NOTES_FETCH_REFSPEC = `+${NOTES_REF}*:${REMOTE_NOTES_REF}*`;
 
 /**
  * Fetches the remote's notes into REMOTE_NOTES_REF. False when the remote has

@@ -21,6 +21,8 @@ export interface RunOptions {
   allowFail?: boolean;
   /** Kill whatever is left in the command's process group once it exits (bar commands). */
   endGroup?: boolean;
+  /** Also return stdout's bytes, undecoded (`git cat-file --batch` counts sizes in bytes). */
+  stdoutBytes?: boolean;
 }
 
 export interface RunResult {
@@ -29,6 +31,8 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** stdout's bytes, when `stdoutBytes` asked for them. */
+  bytes?: Uint8Array;
 }
 
 const decoder = new TextDecoder();
@@ -133,6 +137,7 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
     stderr: decode(chunks[1]),
     timedOut,
   };
+  if (opts.stdoutBytes) result.bytes = concat(chunks[0]);
   if (timedOut) {
     // Both streams, so a bar command that hangs after printing "test 1 ok" keeps that line.
     const sep = result.stdout && result.stderr && !result.stdout.endsWith("\n") ? "\n" : "";
@@ -211,7 +216,8 @@ async function drain(
   }
 }
 
-function decode(chunks: Uint8Array[]): string {
+function concat(chunks: Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
   const size = chunks.reduce((n, c) => n + c.length, 0);
   const bytes = new Uint8Array(size);
   let offset = 0;
@@ -219,5 +225,9 @@ function decode(chunks: Uint8Array[]): string {
     bytes.set(chunk, offset);
     offset += chunk.length;
   }
-  return decoder.decode(bytes);
+  return bytes;
+}
+
+function decode(chunks: Uint8Array[]): string {
+  return decoder.decode(concat(chunks));
 }

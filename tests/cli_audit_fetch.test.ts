@@ -1,0 +1,68 @@
+/**
+ * `relay audit` fetches once: main and relay's notes in the same `git fetch`.
+ * A remote without notes is no error (a warning says so), a remote's notes
+ * land in refs/notes/relay-remote, and when the remote's notes are gone the
+ * copy goes too (the audit reflects the remote, not an old copy of it).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { all, makeScene, type Scene } from "./helpers/scene.ts";
+
+interface Audited {
+  warnings: string[];
+}
+
+const NO_NOTES = /origin has no refs\/notes\/relay yet/;
+
+/** `relay audit --json` in `cwd`, with the git processes it started counted by name. */
+async function audit(scene: Scene, cwd: string): Promise<{ audited: Audited; fetches: number }> {
+  const trace = join(scene.dir, "trace");
+  await Deno.remove(trace).catch(() => {});
+  const res = await scene.relay(["-C", cwd, "audit", "--json"], { env: { GIT_TRACE: trace } });
+  assert.equal(res.code, 0, all(res));
+  const lines = (await Deno.readTextFile(trace)).split("\n");
+  return {
+    audited: JSON.parse(res.stdout) as Audited,
+    fetches: lines.filter((l) => /trace: built-in: git fetch\b/.test(l)).length,
+  };
+}
+
+async function hasRef(scene: Scene, cwd: string, ref: string): Promise<boolean> {
+  return (await scene.git(cwd, ["rev-parse", "--verify", "--quiet", ref], true)).code === 0;
+}
+
+Deno.test("relay audit: one fetch for main and the notes; no notes is a warning; gone notes are gone", async () => {
+  await using scene = await makeScene();
+  const fresh = join(scene.dir, "fresh");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, fresh]);
+
+  const before = await audit(scene, fresh);
+  assert.equal(before.fetches, 1);
+  assert.equal(before.audited.warnings.filter((w) => NO_NOTES.test(w)).length, 1);
+  assert.equal(await hasRef(scene, fresh, "refs/notes/relay-remote"), false);
+
+  // Another clone publishes a note; the audit's one fetch brings it, and main moved too.
+  const head = await scene.out(["rev-parse", "HEAD"]);
+  const record = { kind: "verdict", task: 1, head, result: "PASS", at: "2026-12-02T00:00:00Z" };
+  await scene.git(scene.work, ["notes", "--ref=relay", "add", "-m", JSON.stringify(record), head]);
+  await scene.git(scene.work, ["commit", "--quiet", "--allow-empty", "-m", "later"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main", "refs/notes/relay"]);
+  const published = await audit(scene, fresh);
+  assert.equal(published.fetches, 1);
+  assert.deepEqual(published.audited.warnings, []);
+  assert.equal(
+    await scene.out(["rev-parse", "refs/notes/relay-remote"], fresh),
+    await scene.out(["rev-parse", "refs/notes/relay"]),
+  );
+  assert.equal(
+    await scene.out(["rev-parse", "refs/remotes/origin/main"], fresh),
+    await scene.out(["rev-parse", "HEAD"]),
+  );
+
+  // The remote's notes are deleted: the copy is pruned and the warning is back.
+  await scene.git(scene.dir, ["--git-dir", scene.origin, "update-ref", "-d", "refs/notes/relay"]);
+  const gone = await audit(scene, fresh);
+  assert.equal(gone.fetches, 1);
+  assert.equal(gone.audited.warnings.filter((w) => NO_NOTES.test(w)).length, 1);
+  assert.equal(await hasRef(scene, fresh, "refs/notes/relay-remote"), false);
+});

@@ -1,0 +1,89 @@
+/**
+ * Git.readObjects: several objects in one `git cat-file --batch`, each with
+ * its id, type and whole content (sizes are bytes, so text beyond ASCII must
+ * not shift the objects after it), and null for a name that names nothing;
+ * Git.outViaFile: a log or diff read from the file git wrote, the same text.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Git } from "../lib/git/git.ts";
+
+const ENV = {
+  GIT_AUTHOR_NAME: "T",
+  GIT_AUTHOR_EMAIL: "t@test.invalid",
+  GIT_COMMITTER_NAME: "T",
+  GIT_COMMITTER_EMAIL: "t@test.invalid",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+};
+
+async function sh(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", { args, cwd, env: ENV, stdout: "piped" }).output();
+  if (out.code !== 0) throw new Error(`git ${args.join(" ")} exited ${out.code}`);
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+Deno.test("Git.readObjects() reads commits and blobs in one call, null for what is not there", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-read-objects-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    const report = "Täsk: 1 — “shipped” ✓\nno newline at the end";
+    await Deno.writeTextFile(join(dir, "REPORT.md"), report);
+    await Deno.mkdir(join(dir, "sub"));
+    await Deno.writeTextFile(join(dir, "sub", "x.txt"), "x\n");
+    await Deno.writeTextFile(join(dir, "empty"), "");
+    await sh(dir, "add", ".");
+    await sh(dir, "commit", "--quiet", "-m", "one");
+    const head = await sh(dir, "rev-parse", "HEAD");
+    const tree = await sh(dir, "rev-parse", "HEAD^{tree}");
+
+    const [commit, blob, missing, folder, empty, after, none] = await new Git(dir).readObjects([
+      "refs/heads/main^{commit}",
+      "refs/heads/main:REPORT.md",
+      "refs/heads/main:NOT-THERE.md",
+      "refs/heads/main:sub",
+      "refs/heads/main:empty",
+      "refs/heads/main:sub/x.txt",
+      "refs/heads/nope^{commit}",
+    ]);
+    assert.equal(commit?.oid, head);
+    assert.equal(commit?.type, "commit");
+    assert.match(commit!.content, new RegExp(`^tree ${tree}$`, "m"));
+    assert.deepEqual(blob && { type: blob.type, content: blob.content }, {
+      type: "blob",
+      content: report,
+    });
+    assert.equal(missing, null);
+    assert.equal(folder?.type, "tree");
+    assert.equal(empty?.content, "");
+    assert.equal(after?.content, "x\n");
+    assert.equal(none, null);
+    await assert.rejects(new Git(dir).readObjects(["a\nb"]), /one-line name/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Git.outViaFile() gives what Git.out() gives for a log and a diff", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-out-via-file-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    for (const [i, name] of ["a.txt", "ünïcode.txt", "sub/b.txt"].entries()) {
+      await Deno.mkdir(join(dir, "sub"), { recursive: true });
+      await Deno.writeTextFile(join(dir, name), `${i}\n`);
+      await sh(dir, "add", ".");
+      await sh(dir, "commit", "--quiet", "-m", `commit ${i} — “${name}”`);
+    }
+    const git = new Git(dir);
+    const log = ["--first-parent", "--name-status", "-z", "--format=%x1e%H%x1f%s", "HEAD", "--"];
+    const diff = ["--raw", "-z", "-M", "--no-abbrev", "HEAD~2", "HEAD", "--"];
+    const viaLog = await git.outViaFile("log", log);
+    assert.equal(viaLog, await git.out(["log", ...log]));
+    assert.match(viaLog, /ünïcode\.txt/);
+    const viaDiff = await git.outViaFile("diff", diff);
+    assert.equal(viaDiff, await git.out(["diff", ...diff]));
+    assert.equal(viaDiff.split("\0").filter((f) => f.startsWith(":")).length, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -115,3 +115,40 @@ Deno.test("a reviewer's checkout holding someone's change is moved aside, never 
   assert.match(second.review, /removed the worktree of task-2 \(the branch stays\)/);
   assert.equal((await folders(scene)).includes("task-2"), false);
 });
+
+Deno.test("what status does not show keeps a checkout from reuse: an edit under --skip-worktree in the reviewer's checkout is moved aside; a task worktree with hidden entries is not parked", async () => {
+  await using scene = await makeScene({ config: "" });
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  await shipAndMerge(scene, 1);
+  const review = join(scene.worktrees, "review");
+  // Hidden from `git status`: a plain status check would call this checkout clean.
+  await scene.git(review, ["update-index", "--skip-worktree", "src/app.txt"]);
+  await Deno.writeTextFile(join(review, "src/app.txt"), "hidden edit\n");
+  assert.equal(await status(scene, review), "");
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  const wt = join(scene.worktrees, "task-2");
+  await scene.git(wt, ["update-index", "--assume-unchanged", "README.md"]);
+  const res = await scene.relay(["review"]);
+  assert.equal(res.code, 0, all(res));
+  assert.match(res.stdout, /task 2 merged/);
+  assert.match(
+    res.stderr,
+    /the reviewer's checkout was not clean \(1 file\(s\) git is told not to look at, e\.g\. src\/app\.txt\): moved aside/,
+  );
+  const moved = (await folders(scene)).filter((n) => n.startsWith("review.stale-"));
+  assert.equal(moved.length, 1);
+  assert.equal(
+    await Deno.readTextFile(join(scene.worktrees, moved[0]!, "src/app.txt")),
+    "hidden edit\n",
+  );
+  // Still a worktree git knows: a person can look with git there.
+  assert.match(await scene.out(["worktree", "list"]), /review\.stale-/);
+  assert.equal(await Deno.readTextFile(join(review, "src/app.txt")), "app v1\n");
+  // The task worktree had hidden entries: removed as before (no --force), not parked.
+  assert.doesNotMatch(res.stderr, /parked the worktree of task-2/);
+  assert.match(res.stderr, /removed the worktree of task-2 \(the branch stays\)/);
+});

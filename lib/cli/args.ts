@@ -68,7 +68,7 @@ export function requireRepo(ctx: Context): RepoPaths {
 
 /** relay's own worktrees: `task-<n>` and `review-…` folders, by default under `<repo>.relay-worktrees/`. */
 function isRelayWorktree(root: string): boolean {
-  return /^(task-\d+|review-.+)$/.test(basename(root)) ||
+  return /^(task-\d+|review-.+|review|spare)$/.test(basename(root)) ||
     basename(dirname(root)).endsWith(".relay-worktrees");
 }
 

@@ -67,9 +67,9 @@ export interface GitOptions {
  * When this process last fetched each remote into each repository. A fetch a moment after
  * another one, with nothing in between that could have moved the remote but relay's own
  * pushes (which update the remote-tracking refs themselves), learns nothing new: callers
- * that allow it (`reuseMs`) skip it. Anything that runs a program of someone else's (an
- * agent's turn, a bar command) forgets them all: the fetch after it is always real. A
- * race that a skipped fetch misses is caught where it matters, by pushes that never force.
+ * that allow it (`reuseMs`) skip it. An agent's turn (lib/agents/turn.ts) forgets them all:
+ * the fetch after it is always real. A race that a skipped fetch misses (a bar command or a
+ * person pushing meanwhile) is caught where it matters, by pushes that never force.
  */
 const fetched = new Map<string, number>();
 

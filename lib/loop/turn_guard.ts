@@ -50,7 +50,8 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     "-z",
     "--no-renames",
     "--untracked-files=all",
-    "--ignore-submodules=none",
+    // As `git diff HEAD` did: a submodule counts when its commit or tracked files changed.
+    "--ignore-submodules=untracked",
     "--",
     ".",
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));

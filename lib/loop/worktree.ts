@@ -6,6 +6,8 @@
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { HoldError } from "../errors.ts";
 import { Git } from "../git/git.ts";
+import { operationInProgress } from "../git/discover.ts";
+import { worktreeGitDir } from "./guard.ts";
 
 export interface WorktreeEntry {
   path: string;
@@ -155,26 +157,52 @@ export async function ensureWorktree(
 export const SPARE_WORKTREE = "spare";
 
 /**
+ * What a plain `git status` does not show but would carry over into the next use of a
+ * reused checkout: an operation in progress (a merge, a rebase …) or index entries git is
+ * told not to look at (`update-index --assume-unchanged` / `--skip-worktree`, under which
+ * an edit stays invisible). Null when there is none.
+ */
+export async function hiddenState(wt: Git): Promise<string | null> {
+  const gitDir = await worktreeGitDir(wt.cwd);
+  if (gitDir === null) return "no .git file naming its git folder";
+  const op = operationInProgress(gitDir);
+  if (op !== null) return `${op} is in progress`;
+  const flagged = (await wt.out(["ls-files", "-v", "-z"])).split("\0")
+    .filter((e) => e !== "" && !e.startsWith("H "));
+  return flagged.length
+    ? `${flagged.length} file(s) git is told not to look at, e.g. ${flagged[0]!.slice(2)}`
+    : null;
+}
+
+/**
  * Parks a finished task's worktree as the spare the next task starts from, instead of
  * removing it: a fresh worktree writes every file of the repository, the spare only the
- * files that differ. Only a clean worktree is parked (nothing tracked changed, nothing
- * untracked that git does not ignore); its ignored files go, as they would with the folder,
- * so the next task starts as in a fresh checkout. Returns false when it was not parked
- * (another spare waits, or it is not clean): the caller removes it as before.
+ * files that differ. Only a clean worktree of relay's own, at `root/<branch>`, is parked
+ * (nothing tracked changed, nothing untracked that git does not ignore, nothing hidden from
+ * status); it is moved first and then detached where it is (no file changes, the branch
+ * free), and its ignored files go, as they would with the folder, so the next task starts
+ * as in a fresh checkout. Returns false when it was not parked (another spare waits, it is
+ * not clean, or a step failed — then it is put back as it was): the caller removes it as
+ * before.
  */
-export async function parkWorktree(primary: Git, path: string): Promise<boolean> {
-  const spare = join(dirname(path), SPARE_WORKTREE);
-  if (await exists(spare)) return false;
+export async function parkWorktree(primary: Git, root: string, path: string): Promise<boolean> {
+  const spare = join(root, SPARE_WORKTREE);
+  if (resolve(dirname(path)) !== resolve(root) || await exists(spare)) return false;
   const wt = new Git(path);
   const status = await wt.run(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], {
     allowFail: true,
   });
-  if (status.code !== 0 || status.stdout !== "") return false;
-  // Detached where it is: no file changes, and the task's branch is free to be used elsewhere.
-  await wt.run(["switch", "--quiet", "--detach"]);
-  await wt.run(["clean", "-d", "-X", "-f", "-q"]);
-  return (await primary.run(["worktree", "move", "--", path, spare], { allowFail: true }))
-    .code === 0;
+  if (status.code !== 0 || status.stdout !== "" || await hiddenState(wt) !== null) return false;
+  const moved = await primary.run(["worktree", "move", "--", path, spare], { allowFail: true });
+  if (moved.code !== 0) return false;
+  const parked = new Git(spare);
+  const detached = await parked.run(["switch", "--quiet", "--detach"], { allowFail: true });
+  if (detached.code !== 0) {
+    await primary.run(["worktree", "move", "--", spare, path], { allowFail: true });
+    return false;
+  }
+  await parked.run(["clean", "-d", "-X", "-f", "-q"], { allowFail: true });
+  return true;
 }
 
 /**
@@ -188,15 +216,18 @@ async function recycle(
   args: string[],
 ): Promise<boolean> {
   if (!(await exists(spare))) return false;
-  const left = await new Git(spare).run([
+  const sw = new Git(spare);
+  const left = await sw.run([
     "status",
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
     "--ignored",
   ], { allowFail: true });
-  if (left.code !== 0 || left.stdout !== "") return false;
-  await primary.run(["worktree", "move", "--", spare, path]);
+  if (left.code !== 0 || left.stdout !== "" || await hiddenState(sw) !== null) return false;
+  if ((await primary.run(["worktree", "move", "--", spare, path], { allowFail: true })).code) {
+    return false;
+  }
   if ((await new Git(path).run(args, { allowFail: true })).code === 0) return true;
   await primary.run(["worktree", "move", "--", path, spare], { allowFail: true });
   return false;

@@ -4,6 +4,7 @@
  * brief is opened. Shares the poll lock, so the executor's paperwork commit
  * never picks up a half-written promotion.
  */
+import { join, resolve } from "node:path";
 import { Git } from "../../git/git.ts";
 import { buildOutputMatcher } from "../../git/build_output.ts";
 import { tryLock, waitLock } from "../../state/lock.ts";
@@ -14,7 +15,7 @@ import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
 import { runPlan } from "../plan.ts";
 import { PLAN_SECTION, planDigest, planGate } from "../plan_gate.ts";
 import { HoldError } from "../../errors.ts";
-import { parkWorktree, parseWorktreeList } from "../worktree.ts";
+import { defaultWorktreeRoot, parkWorktree, parseWorktreeList } from "../worktree.ts";
 import { clearUntrackedBuildOutput } from "../build_output.ts";
 import { type PlanContext, prOf, ready } from "./context.ts";
 
@@ -145,7 +146,10 @@ async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<vo
   // What relay never commits is all that may be left (no .gitignore): it goes first.
   await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(config.neverCommit))
     .catch(() => {});
-  if (await parkWorktree(primary, wt.path)) {
+  const root = ready(tick).profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  // Only relay's own worktree for the branch, at the path relay made it: never a person's.
+  const own = resolve(wt.path) === resolve(join(root, branch.replaceAll("/", "-")));
+  if (own && await parkWorktree(primary, root, wt.path)) {
     tick.log.step(`parked the worktree of ${branch} for the next task (the branch stays)`);
     return;
   }

@@ -17,7 +17,7 @@ import {
   unreachable,
 } from "../turn_anchors.ts";
 import { withoutUntrackedBuildOutput } from "../build_output.ts";
-import { parseWorktreeList, type WorktreeEntry } from "../worktree.ts";
+import { hiddenState, parseWorktreeList, type WorktreeEntry } from "../worktree.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { forgeOf, type PlanContext, type PlanSubject, ready } from "./context.ts";
 
@@ -196,10 +196,15 @@ export async function reviewCheckout(
     const why = await switchClean(new Git(path), opts.head, opts.buildOutput);
     if (why === null) return { path, kept: true, verified: true };
     const aside = `${path}.stale-${opts.runId}`;
-    await Deno.rename(path, aside);
+    // Moved by git, so it stays a worktree a person can look into with git; a plain rename
+    // (then a prune) only when git refuses to move it (a checkout with submodules).
+    const moved = await primary.run(["worktree", "move", "--", path, aside], { allowFail: true });
+    if (moved.code !== 0) {
+      await Deno.rename(path, aside);
+      await primary.run(["worktree", "prune"]);
+    }
     opts.log.step(`the reviewer's checkout was not clean (${why}): moved aside to ${aside}`);
-  }
-  if (mine) await primary.run(["worktree", "prune"]);
+  } else if (mine) await primary.run(["worktree", "prune"]);
   if (await exists(path)) {
     const own = join(opts.root, `review-${opts.runId}`);
     await addDetached(primary, own, opts.head);
@@ -229,6 +234,9 @@ async function switchClean(
     .split("\0").filter((e) => e !== "");
   const foreign = left.filter((e) => !e.startsWith("?? ") || !buildOutput.match(e.slice(3)));
   if (foreign.length) return `${foreign.length} change(s), e.g. ${foreign[0]}`;
+  // What status does not show: an edit under --skip-worktree, a merge left in progress.
+  const hidden = await hiddenState(wt);
+  if (hidden !== null) return hidden;
   // Ignored files and untracked build output are earlier turns' leftovers, as a fresh
   // checkout would not have them; one -f leaves nested repositories, which the check sees.
   await wt.run(["clean", "-d", "-x", "-f", "-q"]);

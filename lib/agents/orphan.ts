@@ -6,6 +6,7 @@
  * it. The executor's and the reviewer's turns (and any later role's) are
  * decided here alike; what each tick then says and records is its own.
  */
+import { forgetFetches } from "../git/git.ts";
 import { isAlive } from "../proc/alive.ts";
 import { stopGroup } from "../proc/run.ts";
 import { processStartTime } from "../proc/started.ts";
@@ -94,6 +95,8 @@ export async function orphanTurn(
   turn: JournaledTurn,
   opts: OrphanOptions = {},
 ): Promise<OrphanDecision> {
+  // A turn no tick watched may have pushed: no fetch from before this look stands for one after.
+  forgetFetches();
   const state = await orphanState(turn, opts.now);
   if (state.kind === "running") return state;
   if (state.kind === "overdue") {

@@ -109,17 +109,7 @@ export class PlainExecutorForge implements ExecutorForge {
       }
       return { id: existing.id, branch: existing.branch, head: req.head };
     }
-    const record: PlainPrRecord = {
-      id: req.branch,
-      branch: req.branch,
-      head: req.head,
-      task: req.task,
-      base: req.base,
-      title: req.title,
-      state: "open",
-      opened: now,
-      updated: now,
-    };
+    const record = newRecord(req, now);
     await writeJson(path, record);
     return { id: record.id, branch: record.branch, head: record.head };
   }
@@ -131,17 +121,7 @@ export class PlainExecutorForge implements ExecutorForge {
       if (existing && existing.state === "open") {
         return existing.head === req.head ? null : { ...existing, head: req.head, updated: now };
       }
-      return {
-        id: req.branch,
-        branch: req.branch,
-        head: req.head,
-        task: req.task,
-        base: req.base,
-        title: req.title,
-        state: "open",
-        opened: now,
-        updated: now,
-      };
+      return newRecord(req, now);
     }, [`${req.head}:refs/heads/${req.branch}`]);
     if (!res.ok) this.judge(res.outcome, req.branch);
     // The record already had this head: make sure the branch has it too (a no-op when it has).
@@ -151,4 +131,19 @@ export class PlainExecutorForge implements ExecutorForge {
     }
     return { id: req.branch, branch: req.branch, head: req.head };
   }
+}
+
+/** The record of a PR just opened, in either place records live. */
+function newRecord(req: OpenPrRequest, now: string): PlainPrRecord {
+  return {
+    id: req.branch,
+    branch: req.branch,
+    head: req.head,
+    task: req.task,
+    base: req.base,
+    title: req.title,
+    state: "open",
+    opened: now,
+    updated: now,
+  };
 }

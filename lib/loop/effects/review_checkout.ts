@@ -227,6 +227,10 @@ async function switchClean(
   head: string,
   buildOutput: BuildOutputMatcher,
 ): Promise<string | null> {
+  // First what status does not show (an edit under --assume-unchanged, which a checkout
+  // could overwrite unasked; a merge left in progress): then the checkout is not touched.
+  const hidden = await hiddenState(wt);
+  if (hidden !== null) return hidden;
   const co = await wt.run(["checkout", "--quiet", "--detach", head], { allowFail: true });
   if (co.code !== 0) return `git checkout ${head.slice(0, 12)}: ${co.stderr.trim().split("\n")[0]}`;
   // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
@@ -234,9 +238,6 @@ async function switchClean(
     .split("\0").filter((e) => e !== "");
   const foreign = left.filter((e) => !e.startsWith("?? ") || !buildOutput.match(e.slice(3)));
   if (foreign.length) return `${foreign.length} change(s), e.g. ${foreign[0]}`;
-  // What status does not show: an edit under --skip-worktree, a merge left in progress.
-  const hidden = await hiddenState(wt);
-  if (hidden !== null) return hidden;
   // Ignored files and untracked build output are earlier turns' leftovers, as a fresh
   // checkout would not have them; one -f leaves nested repositories, which the check sees.
   await wt.run(["clean", "-d", "-x", "-f", "-q"]);

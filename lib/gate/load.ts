@@ -52,25 +52,6 @@ export interface LoadedGate {
   reviewTask: number;
 }
 
-/**
- * The planner forge for a repo config, loading only its own module: the GitHub forge's
- * (zod and all) costs more than a `relay gate` on the plain forge does.
- */
-async function plannerForgeFor(
-  git: Git,
-  config: RepoConfig,
-  commonDir: string,
-): Promise<PlannerForge> {
-  const prs = statePaths(commonDir).prs;
-  // Split mode's records are refs on the remote: planner_forge.ts wires them in.
-  if (config.forge === "plain" && config.machines !== "split") {
-    const { PlainPlannerForge } = await import("../forge/plain_planner.ts");
-    return new PlainPlannerForge(git, config.remote, config.main, prs);
-  }
-  const { plannerForge } = await import("../forge/planner_forge.ts");
-  return plannerForge(config, git, prs);
-}
-
 /** `<rev>:<path>`'s content, or null when the file is not there. No filters, no textconv. */
 async function showFile(git: Git, rev: string, path: string): Promise<string | null> {
   const res = await git.run(["cat-file", "blob", `${rev}:${path}`], { allowFail: true });
@@ -103,7 +84,9 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   // The forge's module loads while git reads; awaited (and any failure thrown) below.
   const forgeLoading = opts.forge
     ? Promise.resolve(opts.forge)
-    : plannerForgeFor(git, config, opts.commonDir);
+    : import("../forge/planner_forge.ts").then(({ plannerForge }) =>
+      plannerForge(config, git, statePaths(opts.commonDir).prs)
+    );
   forgeLoading.catch(() => {});
   // Main, the report and the brief in one git call. A file is read only as a blob, with
   // no filters and no textconv.

@@ -7,6 +7,18 @@
  * is exactly what zod would return for it (tests/state_record_shape.test.ts).
  */
 
+/** A task's stages, in order: the receipts' `stage` (tasks.ts derives its type and zod enum). */
+export const STAGES = [
+  "plan",
+  "implementation",
+  "review",
+  "finish",
+  "polish",
+  "docs",
+  "security",
+  "acceptance",
+] as const;
+
 type Check = (v: unknown) => boolean;
 
 const str: Check = (v) => typeof v === "string";
@@ -49,16 +61,7 @@ const attempt = object(
 );
 const receipt = object(
   {
-    stage: oneOf(
-      "plan",
-      "implementation",
-      "review",
-      "finish",
-      "polish",
-      "docs",
-      "security",
-      "acceptance",
-    ),
+    stage: oneOf(...STAGES),
     runId: str,
     at: str,
     result: str,

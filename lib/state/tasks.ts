@@ -20,20 +20,12 @@ import { dirname, join } from "node:path";
 import { HoldError, InputError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 import { waitLock } from "./lock.ts";
-import { isPlainTaskRecord } from "./record_shape.ts";
+import { isPlainTaskRecord, STAGES } from "./record_shape.ts";
 import type { ReviewRecord } from "./reviews.ts";
 
 export const TASK_RECORD_VERSION = 2;
 
-export type Stage =
-  | "plan"
-  | "implementation"
-  | "review"
-  | "finish"
-  | "polish"
-  | "docs"
-  | "security"
-  | "acceptance";
+export type Stage = typeof STAGES[number];
 
 export interface Attempt {
   runId: string;
@@ -476,16 +468,7 @@ export async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown)
     reason: z.string().optional(),
   });
   const receipt = z.object({
-    stage: z.enum([
-      "plan",
-      "implementation",
-      "review",
-      "finish",
-      "polish",
-      "docs",
-      "security",
-      "acceptance",
-    ]),
+    stage: z.enum(STAGES),
     runId: z.string(),
     at: z.string(),
     result: z.string(),

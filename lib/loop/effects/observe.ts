@@ -134,7 +134,7 @@ export async function observe(
   seen.stages = postStages(tick.ready);
   seen.preview = config.preview ? { timeoutMs: config.preview.timeoutMs } : null;
   tick.subject = subject;
-  const forge = tick.forge = plannerForge(config, primary, tick.state.prs);
+  const forge = tick.forge = await plannerForge(config, primary, tick.state.prs);
   const { report, brief } = subject;
   seen.subject = {
     task: subject.task,

@@ -72,7 +72,7 @@ async function survey(ctx: PersonContext, command: PersonCommand): Promise<Perso
     const git = new Git(ctx.repo.root, config.timeouts.networkMs);
     await git.fetch(config.remote);
     const branch = `task-${command.task}`;
-    const forge = ctx.forge = plannerForge(config, git, ctx.state.prs);
+    const forge = ctx.forge = await plannerForge(config, git, ctx.state.prs);
     const pr = ctx.pr = await forge.find(branch);
     seen.pr = pr && { id: pr.id, head: pr.head, state: pr.state, branch: pr.branch };
     const text = await Deno.readTextFile(join(ctx.repo.root, BRIEF_FILE)).catch(() => null);

@@ -2,7 +2,9 @@
  * `relay audit` fetches once: main and relay's notes in the same `git fetch`.
  * A remote without notes is no error (a warning says so), a remote's notes
  * land in refs/notes/relay-remote, and when the remote's notes are gone the
- * copy goes too (the audit reflects the remote, not an old copy of it).
+ * copy goes too (the audit reflects the remote, not an old copy of it). The
+ * history is read while the fetch runs, from main as the clone had it: read again
+ * when the fetch moved main, never used stale.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -10,12 +12,17 @@ import { all, makeScene, type Scene } from "./helpers/scene.ts";
 
 interface Audited {
   warnings: string[];
+  tip: string;
+  commits: { sha: string; subject: string }[];
 }
 
 const NO_NOTES = /origin has no refs\/notes\/relay yet/;
 
 /** `relay audit --json` in `cwd`, with the git processes it started counted by name. */
-async function audit(scene: Scene, cwd: string): Promise<{ audited: Audited; fetches: number }> {
+async function audit(
+  scene: Scene,
+  cwd: string,
+): Promise<{ audited: Audited; fetches: number; logs: number }> {
   const trace = join(scene.dir, "trace");
   await Deno.remove(trace).catch(() => {});
   const res = await scene.relay(["-C", cwd, "audit", "--json"], { env: { GIT_TRACE: trace } });
@@ -24,6 +31,7 @@ async function audit(scene: Scene, cwd: string): Promise<{ audited: Audited; fet
   return {
     audited: JSON.parse(res.stdout) as Audited,
     fetches: lines.filter((l) => /trace: built-in: git fetch\b/.test(l)).length,
+    logs: lines.filter((l) => /trace: built-in: git log\b/.test(l)).length,
   };
 }
 
@@ -38,6 +46,7 @@ Deno.test("relay audit: one fetch for main and the notes; no notes is a warning;
 
   const before = await audit(scene, fresh);
   assert.equal(before.fetches, 1);
+  assert.equal(before.logs, 1, "main did not move: the history read beside the fetch is used");
   assert.equal(before.audited.warnings.filter((w) => NO_NOTES.test(w)).length, 1);
   assert.equal(await hasRef(scene, fresh, "refs/notes/relay-remote"), false);
 
@@ -49,6 +58,9 @@ Deno.test("relay audit: one fetch for main and the notes; no notes is a warning;
   await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main", "refs/notes/relay"]);
   const published = await audit(scene, fresh);
   assert.equal(published.fetches, 1);
+  assert.equal(published.logs, 2, "main moved: the history is read again at the new tip");
+  assert.equal(published.audited.tip, await scene.out(["rev-parse", "HEAD"]));
+  assert.equal(published.audited.commits.at(-1)?.subject, "later");
   assert.deepEqual(published.audited.warnings, []);
   assert.equal(
     await scene.out(["rev-parse", "refs/notes/relay-remote"], fresh),

@@ -68,6 +68,33 @@ Deno.test("run() keeps more than a megabyte on each stream intact", async () => 
   assert.match(res.stderr, /^b+$/);
 });
 
+Deno.test("run() hands stdout over as it arrives, and a receiver that throws neither hangs the child nor loses the error", async () => {
+  const script = "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo err >&2";
+  let size = 0;
+  const res = await run(["sh", "-c", script], {
+    cwd: "/",
+    onStdout: (chunk) => size += chunk.length,
+  });
+  assert.equal(size, 3_000_001);
+  assert.equal(res.stdout, "", "what is handed over is not also kept");
+  assert.equal(res.stderr, "err\n");
+  // The receiver gives up at the first chunk: the rest (far more than a pipe holds) is still
+  // read, the child ends, and run() throws the receiver's error.
+  let calls = 0;
+  await assert.rejects(
+    run(["sh", "-c", script], {
+      cwd: "/",
+      timeoutMs: 30_000,
+      onStdout: () => {
+        calls++;
+        throw new Error("cannot read this");
+      },
+    }),
+    /cannot read this/,
+  );
+  assert.equal(calls, 1);
+});
+
 Deno.test("run() feeds stdin text to the command", async () => {
   const text = "line\n".repeat(50_000);
   const res = await run(["wc", "-l"], { cwd: "/", stdin: text });

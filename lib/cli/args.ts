@@ -2,8 +2,8 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, fromFileUrl, join } from "../path.ts";
+
 import { redactor } from "../proc/redact.ts";
 
 export interface Context {
@@ -78,7 +78,7 @@ function isRelaySource(root: string): boolean {
   if (url.protocol !== "file:") return false; // the compiled binary
   let source: string;
   try {
-    source = Deno.realPathSync(fileURLToPath(url));
+    source = Deno.realPathSync(fromFileUrl(url));
     if (Deno.realPathSync(root) !== source) return false;
   } catch {
     return false;

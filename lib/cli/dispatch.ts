@@ -5,7 +5,7 @@
  * else, by a computed specifier: a literal `import()` in the entry point makes
  * deno load this whole graph (zod, yaml and all) at every start.
  */
-import { resolve } from "node:path";
+import { resolve } from "../path.ts";
 import { Exit, UsageError } from "../errors.ts";
 import type { Context } from "./args.ts";
 

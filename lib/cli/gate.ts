@@ -6,7 +6,6 @@
  * writes nothing but what `git fetch` writes (and, when main moved by product
  * code, a scratch worktree it removes again).
  */
-import { tmpdir } from "node:os";
 import { loadRepoConfig } from "../config/repo_load.ts";
 import { UsageError } from "../errors.ts";
 import { Git } from "../git/git.ts";
@@ -52,7 +51,6 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
       git,
       commonDir: repo.commonDir,
       config,
-      scratchRoot: tmpdir(),
       ...(task !== undefined ? { task } : {}),
     });
   } catch (err) {

@@ -308,7 +308,7 @@ resume) still work. relay unpause lets the ticks run again.`,
   unpause: `Usage: relay unpause
 
 Removes the flag relay pause left: the next ticks run as usual.`,
-  audit: `Usage: relay audit [--since REV] [--json]
+  audit: `Usage: relay audit [--since REV] [--all] [--json]
 
 Fetches the remote's main and relay's git notes (refs/notes/relay: the verdicts,
 stage receipts and gate decisions the reviewer side pushes), then walks main's
@@ -319,13 +319,15 @@ with a PASS and a MERGE gate decision for exactly its head, a merge of a task re
 handed to a person, or a violation: a paperwork commit that touches product files,
 a direct product commit, a merge with no verdict, a verdict for another head, a
 merge of a head the gate refused, paperwork on a task branch. Needs nothing but a
-clone: .git/relay/ is not read.
+clone: .git/relay/ is not read. Lists every commit but relay's own paperwork
+(counted in the summary), so a violation is not lost among thousands of them.
 
 Exit 0 when there is no violation, 1 when there is one.
 
 Options:
   --since REV   audit only the commits after REV (default: after relay init's commit)
-  --json        the classification as JSON`,
+  --all         list the paperwork commits too
+  --json        the classification as JSON (every commit)`,
   guard: `Usage: relay guard install --bare <path> [--person <name>]... [--main <branch>]
        relay guard uninstall --bare <path>
        relay guard print

@@ -8,7 +8,7 @@
  * which alone explains a bad config (exit 2, naming the key); so the quick
  * reader only ever answers what the full one would answer.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { parseDuration } from "./duration.ts";
 
 export interface RepoConfig {

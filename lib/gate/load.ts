@@ -23,8 +23,8 @@ export interface LoadGateOptions {
   config: RepoConfig;
   /** Only gate this task: the report's task, or the task of the report's branch. */
   task?: number;
-  /** Where a revalidation may make its scratch worktree (a temp dir). */
-  scratchRoot: string;
+  /** Where a revalidation may make its scratch worktree (a temp dir); else the system's. */
+  scratchRoot?: string;
   /** The planner's forge; by default the one `config.forge` names. */
   forge?: PlannerForge;
 }
@@ -189,7 +189,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
         timeoutMs: config.timeouts.barMs,
         maxBytes: config.evidenceMaxBytes,
         passEnv: config.barEnv,
-        scratchRoot: opts.scratchRoot,
+        ...(opts.scratchRoot === undefined ? {} : { scratchRoot: opts.scratchRoot }),
       }),
   };
   return { input, reviewTask };

@@ -26,8 +26,11 @@ export interface RevalidateOptions {
   maxBytes: number;
   /** Names of relay's environment the bar commands also get (`bar_env`). */
   passEnv?: readonly string[];
-  /** A folder for the scratch worktree (a temp dir); relay makes and removes its own folder inside. */
-  scratchRoot: string;
+  /**
+   * A folder for the scratch worktree (a temp dir; by default the system's); relay makes and
+   * removes its own folder inside.
+   */
+  scratchRoot?: string;
 }
 
 export interface Revalidation {
@@ -65,7 +68,10 @@ export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Prom
   return await inScratchCheckout(
     git,
     commit,
-    { prefix: "relay-merge-preview-", root: opts.scratchRoot },
+    {
+      prefix: "relay-merge-preview-",
+      ...(opts.scratchRoot === undefined ? {} : { root: opts.scratchRoot }),
+    },
     async (path) => {
       const evidence = await runBar(new Git(path, git.networkTimeoutMs), opts.bar, {
         timeoutMs: opts.timeoutMs,

@@ -2,7 +2,7 @@
  * Finds the repository around a folder by reading files only: no git process.
  * This is what lets the idle tick finish without starting anything.
  */
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../path.ts";
 
 export interface RepoPaths {
   /** The working tree root (the folder holding `.git`). */

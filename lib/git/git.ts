@@ -129,6 +129,20 @@ export class Git {
   }
 
   /**
+   * Runs git and hands its stdout to `onChunk` as it arrives: a `git log` over 10,000 commits
+   * is parsed while git is still writing it. GIT_FLUSH=0: into a pipe git would flush after
+   * every commit, thousands of small reads.
+   */
+  async stream(args: readonly string[], onChunk: (chunk: Uint8Array) => void): Promise<void> {
+    await run(["git", ...SAFE_CONFIG, ...args], {
+      cwd: this.cwd,
+      env: { ...GIT_ENV, GIT_FLUSH: "0" },
+      unsetEnv: GIT_UNSET,
+      onStdout: onChunk,
+    });
+  }
+
+  /**
    * Like `out`, for a `log` or `diff` whose output runs to megabytes: git writes it to a temp
    * file (`--output`) and relay reads that in one go. Read from a pipe, it arrives in
    * thousands of small chunks (git flushes after each commit), which cost relay more CPU

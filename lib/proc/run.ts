@@ -23,6 +23,11 @@ export interface RunOptions {
   endGroup?: boolean;
   /** Also return stdout's bytes, undecoded (`git cat-file --batch` counts sizes in bytes). */
   stdoutBytes?: boolean;
+  /**
+   * Hands stdout to this as it arrives, instead of keeping it (the result's stdout is then
+   * empty): relay reads a long `git log` while git is still writing it.
+   */
+  onStdout?: (chunk: Uint8Array) => void;
 }
 
 export interface RunResult {
@@ -111,7 +116,9 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   // Both streams are read while the child runs: neither pipe can fill up and stall it.
   const readers = [child.stdout.getReader(), child.stderr.getReader()] as const;
   const chunks: [Uint8Array[], Uint8Array[]] = [[], []];
-  const pumps = Promise.all(readers.map((reader, i) => collect(reader, chunks[i]!)));
+  const pumps = Promise.all(
+    readers.map((reader, i) => collect(reader, chunks[i]!, i === 0 ? opts.onStdout : undefined)),
+  );
   const feeding = opts.stdin === undefined ? null : feed(child.stdin, opts.stdin);
 
   let timedOut = false;
@@ -129,6 +136,7 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   // ends with it. Not for git: its credential-cache daemon lives in its group on purpose.
   if (opts.endGroup && Deno.build.os !== "windows") killGroup(child.pid);
   await drain(pumps, readers, feeding);
+  const [handedOn] = await pumps;
 
   const result: RunResult = {
     code: status.code,
@@ -153,23 +161,38 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
     const detail = status.signal ? `killed by ${status.signal}` : `exited ${status.code}`;
     throw new CommandError(argv, opts.cwd, status.code, result.stderr || result.stdout, detail);
   }
+  if (handedOn) throw handedOn.error;
   return result;
 }
 
-/** Reads a stream to its end (or until cancelled), keeping every chunk. */
+/**
+ * Reads a stream to its end (or until cancelled), keeping every chunk or handing it on. What
+ * the receiver throws is returned, and the rest is read and dropped: a child is never left
+ * blocked on a full pipe.
+ */
 async function collect(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   into: Uint8Array[],
-): Promise<void> {
+  handOn?: (chunk: Uint8Array) => void,
+): Promise<{ error: unknown } | undefined> {
+  let failed: { error: unknown } | undefined;
   try {
     while (true) {
       const { value, done } = await reader.read();
-      if (done) return;
-      into.push(value);
+      if (done) break;
+      if (!handOn) into.push(value);
+      else if (!failed) {
+        try {
+          handOn(value);
+        } catch (error) {
+          failed = { error };
+        }
+      }
     }
   } catch {
     // Cancelled after the drain deadline, or the pipe broke: keep what arrived.
   }
+  return failed;
 }
 
 interface Feeding {

@@ -3,7 +3,7 @@
  * rename), with the secrets of relay's environment redacted from every string
  * (records quote agents, reviewers and git).
  */
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 import { redactor } from "../proc/redact.ts";
 
 export async function readJson<T>(path: string): Promise<T | null> {

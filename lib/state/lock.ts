@@ -11,7 +11,7 @@
  *
  * Deno opens files with O_CLOEXEC, so child processes never inherit the lock.
  */
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 
 export interface LockInfo {
   pid: number;

@@ -3,7 +3,7 @@
  * it is shared by every worktree, never committed, and out of agents' reach
  * (their sandboxes treat `.git` as read-only).
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 
 export interface StatePaths {
   /** `<common>/relay` */

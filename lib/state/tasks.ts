@@ -16,7 +16,7 @@
  * poll (attempts, receipts) and the review tick (the review part) never lose
  * each other's update.
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { HoldError, InputError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 import { waitLock } from "./lock.ts";

@@ -89,28 +89,38 @@ export async function runGate(input: GateInput): Promise<GateDecision> {
       `Cannot run the gate: "${mainName}" does not exist (fetch "${config.remote}" first)`,
     );
   }
-  // The head commit, and its tree from the commit itself: one git call for both.
-  const [commit] = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)
-    ? await git.readObjects([`${pr.head}^{commit}`])
-    : [null];
-  const head = commit?.oid ?? null;
-  const headTree = commit ? /^tree ([0-9a-f]+)$/m.exec(commit.content)?.[1] : undefined;
-  if (head === null || headTree === undefined) {
-    throw new Error(
+  const notACommit = () =>
+    new Error(
       `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
     );
-  }
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) throw notACommit();
+  const head = pr.head;
 
-  // The git work of the checks is independent: it runs side by side. Whether main moved
-  // only by paperwork is asked only when the verdict check will need it (a PASS, not
-  // stale, given on another main).
+  // The git work of the checks is independent: it runs side by side, beside the read of
+  // the head commit (its tree, for the evidence check), which is looked at first. Whether
+  // main moved only by paperwork is asked only when the verdict check will need it (a
+  // PASS, not stale, given on another main).
   const v = verdictFor(input.review, head);
   const movedAsked = v !== undefined && v.verdict !== "FAIL" && !v.stale && v.main !== base;
-  const [scope, mergeable, moved] = await Promise.all([
+  const reading = git.readObjects([`${head}^{commit}`]);
+  const checking = Promise.all([
     scopeCheck(git, config, base, head),
     mergeableCheck(git, base, head),
     movedAsked ? movedOnlyByPaperwork(git, v.main, base) : Promise.resolve(false),
   ]);
+  const settled = checking.then(() => {}, () => {}); // awaited below, after the head's read
+  const [commit] = await reading.catch(async (err) => {
+    await settled; // no git of the checks left running (or its temp file) past an error
+    throw err;
+  });
+  const headTree = commit?.oid === head
+    ? /^tree ([0-9a-f]+)$/m.exec(commit.content)?.[1]
+    : undefined;
+  if (headTree === undefined) {
+    await settled;
+    throw notACommit();
+  }
+  const [scope, mergeable, moved] = await checking;
   const evidence = evidenceCheck(input, headTree);
   const inFlight = inFlightCheck(pr, input.openPrs);
   const othersOk = [scope, evidence, inFlight].every((c) => c.result !== "REFUSE") &&

@@ -1,10 +1,10 @@
-/** Command-line parsing on node:util's parseArgs, with unknown flags turned into usage errors (exit 2). */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+/** Command-line parsing (lib/cli/options.ts), with unknown flags turned into usage errors (exit 2). */
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
 import { basename, dirname, fromFileUrl, join } from "../path.ts";
 
 import { redactor } from "../proc/redact.ts";
+import { type OptionTable, parseOptions } from "./options.ts";
 
 export interface Context {
   /** The folder relay acts on (`-C` applied). */
@@ -15,7 +15,7 @@ export interface Context {
   explicitDir?: boolean;
 }
 
-export function parseCommand<T extends ParseArgsOptionsConfig>(
+export function parseCommand<T extends OptionTable>(
   command: string,
   args: string[],
   options: T,
@@ -23,12 +23,9 @@ export function parseCommand<T extends ParseArgsOptionsConfig>(
 ) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+    parsed = parseOptions(args, options);
   } catch (err) {
-    throw new UsageError(
-      (err as Error).message.replace(/\. To specify a positional.*$/s, ""),
-      command,
-    );
+    throw new UsageError((err as Error).message, command);
   }
   const n = parsed.positionals.length;
   if (n < positionals.min) {

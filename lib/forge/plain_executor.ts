@@ -3,7 +3,7 @@
  * disk, ssh). A "PR" is the pushed task branch plus a record under
  * `.git/relay/prs/`, so opening one twice finds the first.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
 import { readJson, writeJson } from "../state/json_file.ts";

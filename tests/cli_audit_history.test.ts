@@ -53,6 +53,16 @@ Deno.test("HistoryReader: a real git log in chunks of any size reads as the whol
   assert.ok(whole.length >= 41, `${whole.length} commits`);
   assert.ok(whole.some((c) => c.parents.length === 2 && c.files.includes("moved — f1.txt")));
   assert.ok(whole.some((c) => c.added.some((p) => p.startsWith("ü-"))));
+  const [merge, last] = whole;
+  assert.equal(merge!.sha, await git.out(["rev-parse", "HEAD"]));
+  assert.deepEqual(merge!.parents, (await git.out(["rev-parse", "HEAD^1", "HEAD^2"])).split("\n"));
+  assert.equal(merge!.subject, "Merge side — ok");
+  assert.deepEqual(merge!.files, ["f1.txt", "moved — f1.txt"]);
+  assert.deepEqual(merge!.added, ["moved — f1.txt"]);
+  assert.equal(last!.subject, "Task #39: status — SHIPPED (task-39) ✓");
+  assert.match(last!.author, /^Zoë Ünal <.+>$/);
+  assert.deepEqual(last!.parents, [await git.out(["rev-parse", "HEAD~2"])]);
+  assert.deepEqual(last!.files, ["f4.txt"]);
   const bytes = new TextEncoder().encode(out);
   for (const max of [1, 2, 3, 17, 64, 4096, bytes.length]) {
     assert.deepEqual(readInChunks(bytes, max), whole, `chunks of up to ${max} bytes`);

@@ -221,45 +221,56 @@ export class HistoryReader {
   }
 }
 
+/** The paths of a commit that changed or added none: one array for all of them, frozen. */
+const NO_PATHS: string[] = Object.freeze([]) as unknown as string[];
+
 /**
  * `git log -z --name-status --format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s` output, newest first:
  * per commit "\x1e<header>\0", then "<status>\0<path>\0" per path (the first status after a
- * newline). Read by scanning, one pass and no per-commit copies: 10,000 commits are common.
+ * newline). Read by scanning, one pass and no per-commit copies or arrays it does not need:
+ * 10,000 commits are common.
  */
 export function parseHistory(out: string): (AuditCommit & { added: string[] })[] {
   const commits: (AuditCommit & { added: string[] })[] = [];
-  // A field between NULs, without the newline git puts before a commit's first status.
-  const field = (from: number, to: number) =>
-    out.charCodeAt(from) === 10 ? out.slice(from + 1, to) : out.slice(from, to);
   let at = out.indexOf("\x1e");
   while (at >= 0) {
     const next = out.indexOf("\x1e", at + 1);
     const end = next < 0 ? out.length : next;
-    const nul = out.indexOf("\0", at + 1);
-    const headerEnd = nul < 0 || nul > end ? end : nul;
-    const [sha, parents, author, subject] = out.slice(at + 1, headerEnd).split("\x1f");
-    const files: string[] = [];
-    const added: string[] = [];
+    // The header's four fields; a field git left out (none does) reads as empty.
+    let headerEnd = out.indexOf("\0", at + 1);
+    if (headerEnd < 0 || headerEnd > end) headerEnd = end;
+    const f1 = fieldEnd(out, at + 1, headerEnd);
+    const f2 = fieldEnd(out, f1 + 1, headerEnd);
+    const f3 = fieldEnd(out, f2 + 1, headerEnd);
+    const sha = out.slice(at + 1, f1);
+    const parents = out.slice(f1 + 1, f2);
+    let files = NO_PATHS;
+    let added = NO_PATHS;
     // Status and path fields in pairs, up to the next commit.
     let i = headerEnd + 1;
     while (i < end) {
+      if (out.charCodeAt(i) === 10) i++; // the newline before a commit's first status
       const s1 = out.indexOf("\0", i);
       if (s1 < 0 || s1 >= end) break;
       const s2 = out.indexOf("\0", s1 + 1);
       if (s2 < 0 || s2 >= end) break;
-      const status = field(i, s1);
-      const path = field(s1 + 1, s2);
+      if (s1 > i && s2 > s1 + 1) {
+        const path = out.slice(s1 + 1, s2);
+        if (files === NO_PATHS) files = [];
+        files.push(path);
+        if (s1 === i + 1 && out.charCodeAt(i) === 65 /* A */) {
+          if (added === NO_PATHS) added = [];
+          added.push(path);
+        }
+      }
       i = s2 + 1;
-      if (!status || !path) continue;
-      files.push(path);
-      if (status === "A") added.push(path);
     }
     if (sha) {
       commits.push({
         sha,
-        parents: (parents ?? "").split(" ").filter((p) => p),
-        author: author ?? "",
-        subject: subject ?? "",
+        parents: parents.length === 40 ? [parents] : parents.split(" ").filter((p) => p),
+        author: out.slice(f2 + 1, f3),
+        subject: out.slice(f3 + 1, headerEnd),
         files,
         added,
       });
@@ -267,4 +278,11 @@ export function parseHistory(out: string): (AuditCommit & { added: string[] })[]
     at = next;
   }
   return commits;
+}
+
+/** Where the header field starting at `from` ends: the next \x1f, else the header's end. */
+function fieldEnd(out: string, from: number, headerEnd: number): number {
+  if (from > headerEnd) return headerEnd;
+  const at = out.indexOf("\x1f", from);
+  return at < 0 || at > headerEnd ? headerEnd : at;
 }

@@ -6,12 +6,13 @@
  *   deno task compile --all                     # every release target
  *
  * Each binary is written to dist/relay-<target>[.exe] and carries the "relay"
- * permission set from deno.json (-P=relay), the relay/ folder and the command line main.ts
- * loads lazily (--include).
+ * permission set from deno.json (-P=relay), the relay/ folder, and the command line and the
+ * commands' modules that main.ts and lib/cli/dispatch.ts load lazily (--include).
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { COMMANDS, OWN_MODULES } from "../lib/cli/dispatch.ts";
 
 /** The targets a release ships, in the spelling `deno compile --target` takes. */
 export const RELEASE_TARGETS = [
@@ -27,6 +28,16 @@ export function outputPath(target: string): string {
   return `dist/relay-${target}${target.includes("windows") ? ".exe" : ""}`;
 }
 
+/**
+ * The modules main.ts and lib/cli/dispatch.ts load by a computed specifier (so a command
+ * loads only its own graph): named to `deno compile`, each goes into the binary with every
+ * module it imports, literally or lazily.
+ */
+export function lazyModules(): string[] {
+  const files = new Set([...Object.values(COMMANDS).map(([file]) => file), ...OWN_MODULES]);
+  return ["lib/cli/dispatch.ts", ...[...files].sort().map((f) => `lib/cli/${f}`)];
+}
+
 /** The argv (after the deno executable) that compiles relay for `target`. */
 export function compileArgs(target: string): string[] {
   return [
@@ -34,10 +45,9 @@ export function compileArgs(target: string): string[] {
     "-P=relay",
     "--include",
     "relay/",
-    // main.ts loads the command line by a computed specifier (so the idle poll loads nothing):
-    // named here, it and every module it imports go into the binary.
-    "--include",
-    "lib/cli/dispatch.ts",
+    // main.ts loads the command line by a computed specifier (so the idle poll loads nothing),
+    // and the command line each command's module.
+    ...lazyModules().flatMap((m) => ["--include", m]),
     "--target",
     target,
     "-o",

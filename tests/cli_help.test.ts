@@ -145,3 +145,10 @@ Deno.test("init --help counts the crontab lines relay init prints; demo --help s
   assert.match(HELP.demo!, /runs promote, then poll and review for\s+each brief/);
   assert.match(HELP.demo!, /the gate, the merge/);
 });
+
+Deno.test("every command's module exports the function dispatch calls (loaded by a computed specifier, unchecked by deno check main.ts)", async () => {
+  for (const [command, [file, name]] of Object.entries(DISPATCHED)) {
+    const module = await import(new URL(`../lib/cli/${file}`, import.meta.url).href);
+    assert.equal(typeof module[name], "function", `${command}: lib/cli/${file} exports ${name}`);
+  }
+});

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { parse } from "yaml";
 import { ROOT } from "./helpers/scene.ts";
-import { compileArgs, outputPath, RELEASE_TARGETS } from "../scripts/compile.ts";
+import { compileArgs, lazyModules, outputPath, RELEASE_TARGETS } from "../scripts/compile.ts";
+import { COMMANDS, OWN_MODULES } from "../lib/cli/dispatch.ts";
 import { INIT_FILES } from "../lib/cli/init.ts";
 import { CONFIG_FILE } from "../lib/state/paths.ts";
 
@@ -148,15 +149,20 @@ Deno.test("each build compiles with -P=relay and relay/, runs version, guard pri
   }
   assert.equal(build["continue-on-error"], undefined);
 
-  // The flags deno compile was given, as scripts/compile.ts printed them, for each target.
-  const pattern: string = steps[check]!.run!.match(/grep -F -- "([^"]+)"/)?.[1] ?? "";
-  assert.ok(pattern !== "", "the check greps the compile log for a fixed string");
+  // The flags deno compile was given, as scripts/compile.ts printed them, for each target:
+  // the check's fixed strings are the start (the permission set, relay/, the command line)
+  // and the end (target, output, entry point) of that line.
+  const patterns = [...steps[check]!.run!.matchAll(/grep -F -- "([^"]+)"/g)].map((m) => m[1]!);
+  assert.equal(patterns.length, 2, "the check greps the compile log for two fixed strings");
   for (const e of build.strategy!.matrix!.include!) {
-    const expected: string = pattern.replaceAll("$TARGET", e.target!).replaceAll(
-      "$BINARY",
-      e.binary!,
+    const line = ` ${compileArgs(e.target!).join(" ")}`;
+    const [start, end] = patterns.map((p) =>
+      p.replaceAll("$TARGET", e.target!).replaceAll("$BINARY", e.binary!)
     );
-    assert.equal(expected, ` ${compileArgs(e.target!).join(" ")}`, `${e.target}: compile flags`);
+    assert.ok(line.startsWith(start!), `${e.target}: compile flags start with ${start}`);
+    assert.match(start!, /^ compile -P=relay --include relay\/ --include lib\/cli\/dispatch\.ts /);
+    assert.ok(line.endsWith(end!), `${e.target}: compile flags end with ${end}`);
+    assert.equal(end, ` --target ${e.target} -o dist/${e.binary} main.ts`);
   }
 
   const script = steps[run]!.run!;
@@ -217,8 +223,16 @@ Deno.test("the binary carries deno.json's relay permission set (no net, no ffi) 
     assert.equal(args[0], "compile");
     assert.ok(args.includes("-P=relay"), `${target}: -P=relay`);
     const included = args.flatMap((a, i) => a === "--include" ? [args[i + 1]] : []);
-    // The templates, and the command line main.ts imports by a computed specifier.
-    assert.deepEqual(included, ["relay/", "lib/cli/dispatch.ts"], `${target}: --include`);
+    // The templates, the command line main.ts imports by a computed specifier, and each
+    // module the command line imports that way: every command's, the help, the error report.
+    assert.deepEqual(included, ["relay/", ...lazyModules()], `${target}: --include`);
+    const modules = new Set(
+      Object.values(COMMANDS).map(([file]) => `lib/cli/${file}`).concat(
+        OWN_MODULES.map((f) => `lib/cli/${f}`),
+        "lib/cli/dispatch.ts",
+      ),
+    );
+    assert.deepEqual(new Set(included.slice(1)), modules, `${target}: every lazy module`);
     const wide = args.filter((a) => /^(-A|--allow-|-[NRWESI]\b|--unstable)/.test(a));
     assert.deepEqual(wide, [], `${target}: no permission beyond the set`);
   }

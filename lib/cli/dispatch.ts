@@ -11,35 +11,49 @@ import type { Context } from "./args.ts";
 
 type Command = (args: string[], ctx: Context) => Promise<number>;
 
-export const COMMANDS: Record<string, () => Promise<Command>> = {
-  init: async () => (await import("./init.ts")).init,
-  inbox: async () => (await import("./inbox.ts")).inbox,
-  promote: async () => (await import("./promote.ts")).promote,
-  poll: async () => (await import("./poll.ts")).poll,
-  review: async () => (await import("./review.ts")).review,
-  gate: async () => (await import("./gate.ts")).gate,
-  merge: async () => (await import("./merge.ts")).merge,
-  accept: async () => (await import("./accept.ts")).accept,
-  reject: async () => (await import("./accept.ts")).reject,
-  close: async () => (await import("./close.ts")).close,
-  abort: async () => (await import("./close.ts")).close,
-  status: async () => (await import("./status.ts")).status,
-  doctor: async () => (await import("./doctor.ts")).doctor,
-  show: async () => (await import("./show.ts")).show,
-  report: async () => (await import("./history.ts")).report,
-  "attach-verification": async () => (await import("./attach_verification.ts")).attachVerification,
-  note: async () => (await import("./note.ts")).note,
-  probe: async () => (await import("./probe.ts")).probe,
-  plan: async () => (await import("./plan.ts")).plan,
-  pause: async () => (await import("./pause.ts")).pause,
-  unpause: async () => (await import("./pause.ts")).unpause,
-  audit: async () => (await import("./audit.ts")).auditCommand,
-  guard: async () => (await import("./guard.ts")).guard,
-  resume: async () => (await import("./resume.ts")).resume,
-  schedule: async () => (await import("./schedule.ts")).schedule,
-  demo: async () => (await import("./demo.ts")).demo,
-  version: async () => (await import("./version.ts")).version,
+/**
+ * Each command: its module in lib/cli/ and the function that module exports. A module is
+ * loaded only for its command, by a computed specifier like dispatch.ts itself: a literal
+ * `import()` here would have deno read every command's module graph (zod, yaml and all) at
+ * each start, ~30 ms. `deno compile` gets them through --include (scripts/compile.ts).
+ */
+export const COMMANDS: Record<string, readonly [file: string, name: string]> = {
+  init: ["init.ts", "init"],
+  inbox: ["inbox.ts", "inbox"],
+  promote: ["promote.ts", "promote"],
+  poll: ["poll.ts", "poll"],
+  review: ["review.ts", "review"],
+  gate: ["gate.ts", "gate"],
+  merge: ["merge.ts", "merge"],
+  accept: ["accept.ts", "accept"],
+  reject: ["accept.ts", "reject"],
+  close: ["close.ts", "close"],
+  abort: ["close.ts", "close"],
+  status: ["status.ts", "status"],
+  doctor: ["doctor.ts", "doctor"],
+  show: ["show.ts", "show"],
+  report: ["history.ts", "report"],
+  "attach-verification": ["attach_verification.ts", "attachVerification"],
+  note: ["note.ts", "note"],
+  probe: ["probe.ts", "probe"],
+  plan: ["plan.ts", "plan"],
+  pause: ["pause.ts", "pause"],
+  unpause: ["pause.ts", "unpause"],
+  audit: ["audit.ts", "auditCommand"],
+  guard: ["guard.ts", "guard"],
+  resume: ["resume.ts", "resume"],
+  schedule: ["schedule.ts", "schedule"],
+  demo: ["demo.ts", "demo"],
+  version: ["version.ts", "version"],
 };
+
+/** A module of lib/cli/, by a computed specifier (see COMMANDS). */
+function loadModule(file: string): Promise<Record<string, unknown>> {
+  return import(new URL(`./${file}`, import.meta.url).href);
+}
+
+/** Modules dispatch itself loads when it needs them: the help texts and the error report. */
+export const OWN_MODULES = ["help.ts", "report.ts"] as const;
 
 /** Splits `[-C path] [--profile file] <command> args…`. */
 function parseGlobal(
@@ -81,19 +95,21 @@ function parseGlobal(
 async function main(argv: string[]): Promise<number> {
   const { ctx, command, args, help } = parseGlobal(argv);
   if (command === undefined || command === "help") {
-    const { HELP } = await import("./help.ts");
+    const { HELP } = await loadModule("help.ts") as { HELP: Record<string, string> };
     const topic = command === "help" ? args[0] : undefined;
     console.log(HELP[topic ?? "relay"] ?? HELP.relay);
     return help || command === "help" ? Exit.ok : Exit.badInput;
   }
-  const load = COMMANDS[command];
-  if (!load) throw new UsageError(`unknown command "${command}"`);
+  const entry = COMMANDS[command];
+  if (!entry) throw new UsageError(`unknown command "${command}"`);
   if (help || args.includes("--help") || args.includes("-h")) {
-    const { HELP } = await import("./help.ts");
+    const { HELP } = await loadModule("help.ts") as { HELP: Record<string, string> };
     console.log(HELP[command]);
     return Exit.ok;
   }
-  return await (await load())(args, ctx);
+  const [file, name] = entry;
+  const handler = (await loadModule(file))[name] as Command;
+  return await handler(args, ctx);
 }
 
 /** Runs relay with `argv`; returns the exit code (errors mapped, never thrown). */
@@ -101,7 +117,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await main(argv);
   } catch (err) {
-    const { reportError } = await import("./report.ts");
+    const { reportError } = await loadModule("report.ts") as {
+      reportError: (err: unknown) => number;
+    };
     return reportError(err);
   }
 }

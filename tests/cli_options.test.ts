@@ -11,6 +11,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { UsageError } from "../lib/errors.ts";
 import { parseCommand, PROFILE_FLAG_OPTIONS } from "../lib/cli/args.ts";
 import { type OptionTable, type OptionValues, parseOptions } from "../lib/cli/options.ts";
+import { ACCEPT_OPTIONS } from "../lib/cli/accept.ts";
 import { ROOT } from "./helpers/scene.ts";
 import { staticSpecifiers } from "./helpers/static_imports.ts";
 
@@ -28,15 +29,8 @@ const GUARD = {
   main: { type: "string" },
 } as const;
 
-/** lib/cli/accept.ts's table (not exported there). */
-const ACCEPT = {
-  "intent-only": { type: "boolean" },
-  expect: { type: "string" },
-  reason: { type: "string" },
-  text: { type: "string" },
-  "override-rejection": { type: "boolean" },
-  json: { type: "boolean" },
-} as const;
+/** lib/cli/accept.ts's table. */
+const ACCEPT = ACCEPT_OPTIONS;
 
 /** What no relay table has yet: a short string option, a multiple boolean, a one-letter long name. */
 const SHORTS = {

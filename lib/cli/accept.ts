@@ -7,7 +7,8 @@
 import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 
-const OPTIONS = {
+/** The options `relay accept` and `relay reject` take. */
+export const ACCEPT_OPTIONS = {
   "intent-only": { type: "boolean" },
   expect: { type: "string" },
   reason: { type: "string" },
@@ -29,7 +30,7 @@ async function decide(
   args: string[],
   ctx: Context,
 ): Promise<number> {
-  const { values, positionals } = parseCommand(action, args, OPTIONS, {
+  const { values, positionals } = parseCommand(action, args, ACCEPT_OPTIONS, {
     min: 1,
     max: 1,
     names: "<task>",

@@ -150,7 +150,7 @@ Deno.test(".ci/run without deno or gh installs nothing, runs every step through 
     "npx -y deno@2.9.6 --version",
     "npx -y deno@2.9.6 fmt --check",
     "npx -y deno@2.9.6 lint",
-    "npx -y deno@2.9.6 check main.ts scripts/ tests/",
+    "npx -y deno@2.9.6 check main.ts lib/ scripts/ tests/",
     "npx -y deno@2.9.6 task test",
   ]);
   // Not root: Chromium is not installed, and the browser test is said to be skipped.
@@ -174,7 +174,7 @@ Deno.test(".ci/run as root with apt-get installs a missing chromium, and an inst
     "deno --version",
     "deno fmt --check",
     "deno lint",
-    "deno check main.ts scripts/ tests/",
+    "deno check main.ts lib/ scripts/ tests/",
     "apt-get install -y chromium",
     "npx -y deno@2.9.6 task test",
   ]);
@@ -206,7 +206,7 @@ Deno.test(".ci/run keeps the plain 'N passed, N failed' line, fails on a failed 
     "deno --version",
     "deno fmt --check",
     "deno lint",
-    "deno check main.ts scripts/ tests/",
+    "deno check main.ts lib/ scripts/ tests/",
     "npx -y deno@2.9.6 task test",
   ]);
 

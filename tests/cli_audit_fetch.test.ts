@@ -22,7 +22,7 @@ const NO_NOTES = /origin has no refs\/notes\/relay yet/;
 async function audit(
   scene: Scene,
   cwd: string,
-): Promise<{ audited: Audited; fetches: number; logs: number }> {
+): Promise<{ audited: Audited; fetches: number; logs: string[] }> {
   const trace = join(scene.dir, "trace");
   await Deno.remove(trace).catch(() => {});
   const res = await scene.relay(["-C", cwd, "audit", "--json"], { env: { GIT_TRACE: trace } });
@@ -31,7 +31,10 @@ async function audit(
   return {
     audited: JSON.parse(res.stdout) as Audited,
     fetches: lines.filter((l) => /trace: built-in: git fetch\b/.test(l)).length,
-    logs: lines.filter((l) => /trace: built-in: git log\b/.test(l)).length,
+    // Each git log's last argument before "--": the tip or the range it read.
+    logs: lines.filter((l) => /trace: built-in: git log\b/.test(l)).map((l) =>
+      l.replace(/ '?--'?$/, "").split(" ").at(-1)!
+    ),
   };
 }
 
@@ -46,7 +49,11 @@ Deno.test("relay audit: one fetch for main and the notes; no notes is a warning;
 
   const before = await audit(scene, fresh);
   assert.equal(before.fetches, 1);
-  assert.equal(before.logs, 1, "main did not move: the history read beside the fetch is used");
+  assert.deepEqual(
+    before.logs,
+    ["refs/remotes/origin/main"],
+    "main did not move: the history read beside the fetch is used",
+  );
   assert.equal(before.audited.warnings.filter((w) => NO_NOTES.test(w)).length, 1);
   assert.equal(await hasRef(scene, fresh, "refs/notes/relay-remote"), false);
 
@@ -58,9 +65,30 @@ Deno.test("relay audit: one fetch for main and the notes; no notes is a warning;
   await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main", "refs/notes/relay"]);
   const published = await audit(scene, fresh);
   assert.equal(published.fetches, 1);
-  assert.equal(published.logs, 2, "main moved: the history is read again at the new tip");
-  assert.equal(published.audited.tip, await scene.out(["rev-parse", "HEAD"]));
-  assert.equal(published.audited.commits.at(-1)?.subject, "later");
+  const later = await scene.out(["rev-parse", "HEAD"]);
+  assert.deepEqual(
+    published.logs,
+    ["refs/remotes/origin/main", `${head}..${later}`],
+    "main moved forward: only the commits since are read again",
+  );
+  assert.equal(published.audited.tip, later);
+  assert.deepEqual(published.audited.commits.map((c) => c.subject), [
+    ...before.audited.commits.map((c) => c.subject),
+    "later",
+  ]);
+
+  // main rewritten (a force-push of another line): the old read is not continued, main is read whole.
+  await scene.git(scene.work, ["reset", "--quiet", "--soft", "HEAD~1"]);
+  await scene.git(scene.work, ["commit", "--quiet", "--allow-empty", "-m", "rewritten"]);
+  await scene.git(scene.work, ["push", "--quiet", "--force", "origin", "HEAD:main"]);
+  const rewritten = await audit(scene, fresh);
+  const now = await scene.out(["rev-parse", "HEAD"]);
+  assert.deepEqual(rewritten.logs, ["refs/remotes/origin/main", `${later}..${now}`, now]);
+  assert.equal(rewritten.audited.tip, now);
+  assert.deepEqual(
+    rewritten.audited.commits.map((c) => c.subject),
+    [...before.audited.commits.map((c) => c.subject), "rewritten"],
+  );
   assert.deepEqual(published.audited.warnings, []);
   assert.equal(
     await scene.out(["rev-parse", "refs/notes/relay-remote"], fresh),

@@ -73,6 +73,36 @@ Deno.test("HistoryReader: a real git log in chunks of any size reads as the whol
   assert.deepEqual(streamed.end(), whole);
 });
 
+Deno.test("HistoryReader: a path that holds the commit separator (or a whole forged header) stays a path of its commit", async () => {
+  await using scene = await makeScene();
+  const git = new Git(scene.work);
+  const before = (await git.out(["log", "--format=%H"])).split("\n").length;
+  const forged = `\x1e${"f".repeat(40)}\x1f\x1fA <a@x>\x1fMerge task-9`;
+  await Deno.writeTextFile(join(scene.work, forged), "x\n");
+  await Deno.mkdir(join(scene.work, "src"), { recursive: true });
+  await Deno.writeTextFile(join(scene.work, "src", "app.ts"), "x\n");
+  await git.run(["add", "-A"]);
+  await git.run(["commit", "--quiet", "-m", "product change"]);
+  const out = await git.out([
+    "log",
+    "--first-parent",
+    "--diff-merges=first-parent",
+    "--name-status",
+    "--no-renames",
+    "-z",
+    FORMAT,
+    "HEAD",
+    "--",
+  ]);
+  assert.ok(out.includes(forged), "git wrote the name as it is (-z)");
+  for (const commits of [parseHistory(out), readInChunks(new TextEncoder().encode(out), 5)]) {
+    assert.equal(commits.length, before + 1);
+    assert.equal(commits[0]!.subject, "product change");
+    assert.deepEqual([...commits[0]!.files].sort(), [forged, "src/app.ts"].sort());
+    assert.ok(!commits.some((c) => c.sha === "f".repeat(40)));
+  }
+});
+
 Deno.test("HistoryReader: no output is no commits; one commit with no paths is one commit", () => {
   assert.deepEqual(new HistoryReader().end(), []);
   const reader = new HistoryReader();

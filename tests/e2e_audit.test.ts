@@ -74,6 +74,26 @@ Deno.test("audit from a fresh clone with only the remote: reviewed merges (one a
   assert.match(flagged[0]!, /product files committed straight to main.*src\/hotfix\.txt/);
   assert.match(text.stdout, /2 reviewed merges/);
   assert.match(text.stdout, /1 violation$/m);
+  // relay's paperwork is counted, not listed; --all lists it, with every other line the same.
+  const paperwork = Number(
+    /^(\d+) paperwork \(not listed: --all lists them\)/m.exec(text.stdout)?.[1],
+  );
+  assert.ok(paperwork > 0, text.stdout);
+  assert.doesNotMatch(text.stdout, /^ {2}[0-9a-f]{12} {2}paperwork/m);
+  assert.equal(
+    text.stdout.split("\n").filter((l) => /^ {2}[0-9a-f]{12} {2}merge /.test(l)).length,
+    2,
+  );
+  const every = await scene.relay(["-C", fresh, "audit", "--all"]);
+  assert.equal(every.code, 1, all(every));
+  const lines = (out: string) => out.split("\n").filter((l) => /^ {2}[0-9a-f]{12} {2}/.test(l));
+  const listedAll = lines(every.stdout);
+  assert.equal(listedAll.filter((l) => /^ {2}[0-9a-f]{12} {2}paperwork/.test(l)).length, paperwork);
+  assert.deepEqual(
+    listedAll.filter((l) => !/^ {2}[0-9a-f]{12} {2}paperwork/.test(l)),
+    lines(text.stdout),
+  );
+  assert.match(every.stdout, new RegExp(`^${paperwork} paperwork, `, "m"));
 
   const json = await scene.relay(["-C", fresh, "audit", "--json"]);
   assert.equal(json.code, 1, all(json));

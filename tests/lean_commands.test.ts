@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "./helpers/scene.ts";
 import { staticClosure } from "./helpers/static_imports.ts";
+import { COMMANDS, OWN_MODULES } from "../lib/cli/dispatch.ts";
+import { lazyModules } from "../scripts/compile.ts";
 
 /** Config modules a lean command may load: the light reader and what it needs. */
 const LIGHT_CONFIG = ["lib/config/duration.ts", "lib/config/repo_load.ts"];
@@ -42,3 +44,19 @@ for (const [command, modules] of Object.entries(LOADS)) {
     }
   });
 }
+
+Deno.test("lib/cli/dispatch.ts loads modules only by computed specifier, and deno compile is told of each", async () => {
+  const source = await Deno.readTextFile(join(ROOT, "lib", "cli", "dispatch.ts"));
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  // A literal import() would have deno read that module's whole graph at every start.
+  assert.deepEqual([...code.matchAll(/import\(\s*["'`]/g)].map((m) => m[0]), []);
+  const named = [...code.matchAll(/loadModule\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]!);
+  assert.ok(named.length > 0, "dispatch loads help.ts and report.ts by loadModule");
+  for (const file of named) {
+    assert.ok((OWN_MODULES as readonly string[]).includes(file), `${file} is in OWN_MODULES`);
+  }
+  const included = lazyModules();
+  for (const file of [...OWN_MODULES, ...Object.values(COMMANDS).map(([f]) => f)]) {
+    assert.ok(included.includes(`lib/cli/${file}`), `deno compile --include lib/cli/${file}`);
+  }
+});

@@ -60,6 +60,8 @@ Deno.test("lib/path.ts: the chosen functions are the platform's, and a file: URL
     if (Deno.build.os === "windows") continue;
     assert.equal(path.fromFileUrl(pathToFileURL(p)), p);
   }
-  assert.equal(path.fromFileUrl(new URL("../..", "file:///x/y/z/m.ts")), "/x/");
+  if (Deno.build.os !== "windows") {
+    assert.equal(path.fromFileUrl(new URL("../..", "file:///x/y/z/m.ts")), "/x/");
+  }
   assert.throws(() => path.posix.fromFileUrl(new URL("https://example.com/a")), /not a file: URL/);
 });

@@ -2,7 +2,6 @@
 import { UsageError } from "../errors.ts";
 import { discoverRepo, type RepoPaths } from "../git/discover.ts";
 import { basename, dirname, fromFileUrl, join } from "../path.ts";
-
 import { redactor } from "../proc/redact.ts";
 import { type OptionTable, parseOptions } from "./options.ts";
 

@@ -82,9 +82,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     // The history and the notes are read side by side: neither needs the other.
     const [history, notes] = await Promise.all([
       early.then((read) =>
-        read && read.commits.at(-1)?.sha === tip
-          ? read
-          : firstParentHistory(git, from ? `${from}..${tip}` : tip)
+        read ? brought(git, read, tip) : firstParentHistory(git, from ? `${from}..${tip}` : tip)
       ),
       readAllNotes(git, [NOTES_REF, REMOTE_NOTES_REF], notesPresent),
     ]);
@@ -128,9 +126,9 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
           unlisted > 0 ? " (not listed: --all lists them)" : ""
         }, ${count("settings")} settings, ${count("task-merge")} reviewed merges, ${
           count("person-merge")
-        } merges handed to a person, ${violations.length} violation${
-          violations.length === 1 ? "" : "s"
-        }`,
+        } merges handed to a person, ${
+          count("empty") > 0 ? `${count("empty")} empty, ` : ""
+        }${violations.length} violation${violations.length === 1 ? "" : "s"}`,
       );
       if (violations.length) {
         console.log(
@@ -141,7 +139,7 @@ export async function auditCommand(args: string[], ctx: Context): Promise<number
     }
     return violations.length ? 1 : 0;
   } finally {
-    // Never left running past the command (its temporary file is removed when it ends).
+    // The early read is never left running past the command, whatever happened.
     await early;
   }
 }
@@ -169,13 +167,36 @@ function line(e: AuditEntry): string {
 }
 
 /**
+ * The first-parent history up to `tip`, from a read of it up to an earlier commit (`read`, made
+ * while the fetch ran): the same read when main did not move; when it moved forward, that read
+ * and the commits since (a second, short `git log`); when it was rewritten (the old tip is no
+ * longer on main's first-parent line), a whole new read.
+ */
+async function brought(
+  git: Git,
+  read: { commits: HistoryCommit[] },
+  tip: string,
+): Promise<{ commits: HistoryCommit[] }> {
+  const old = read.commits.at(-1)?.sha;
+  if (old === undefined) return await firstParentHistory(git, tip);
+  if (old === tip) return read;
+  const since = await firstParentHistory(git, `${old}..${tip}`);
+  // `old..tip` walks first parents from tip and stops at what old reaches: it continues
+  // old's line only when its oldest commit's first parent is old itself.
+  if (since.commits[0]?.parents[0] === old) {
+    return { commits: [...read.commits, ...since.commits] };
+  }
+  return await firstParentHistory(git, tip);
+}
+
+/**
  * `range`'s first-parent commits, oldest first, each with the paths it changed against its
  * first parent and, of those, the ones it added. One `git log`, parsed as it arrives.
  */
 async function firstParentHistory(
   git: Git,
   range: string,
-): Promise<{ commits: (AuditCommit & { added: string[] })[] }> {
+): Promise<{ commits: HistoryCommit[] }> {
   const reader = new HistoryReader();
   await git.stream([
     "log",
@@ -191,98 +212,119 @@ async function firstParentHistory(
   return { commits: reader.end().reverse() };
 }
 
+/** A commit of the history, with the paths it added (the setup commit is the one adding the config). */
+export type HistoryCommit = AuditCommit & { added: readonly string[] };
+
+/** The paths of a commit that changed or added none: one array for all of them, frozen. */
+const NO_PATHS: readonly string[] = Object.freeze([]);
+
 /**
- * parseHistory over output that arrives in chunks: each commit is parsed once the next one
- * starts (or the output ends), while git is still writing the rest.
+ * Reads `git log -z --name-status --format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s` output as it
+ * arrives, in chunks cut anywhere. The output is NUL-separated fields: per commit its header
+ * ("\x1e" then the four format fields), then a status ("A", "M" …; the first one after a
+ * newline) and a path per file. Field by field, in one pass: a field is looked at once, and a
+ * header is only ever where a status could be — a path, which may hold any byte but NUL
+ * ("\x1e" included), is never taken for the start of a commit.
  */
 export class HistoryReader {
-  readonly #commits: (AuditCommit & { added: string[] })[] = [];
+  readonly #commits: HistoryCommit[] = [];
   readonly #decoder = new TextDecoder();
-  /** The text from the last commit start seen: that commit may go on in the next chunk. */
-  #rest = "";
+  /** The start of a field whose NUL has not arrived yet. */
+  #partial = "";
+  /** The status of the path the next field is, or null when the next field is not a path. */
+  #status: string | null = null;
+  #files: string[] = [];
+  #added: string[] = [];
 
   push(chunk: Uint8Array): void {
-    const text = this.#rest + this.#decoder.decode(chunk, { stream: true });
-    const cut = text.lastIndexOf("\x1e");
-    if (cut <= 0) {
-      this.#rest = text;
-      return;
-    }
-    for (const c of parseHistory(text.slice(0, cut))) this.#commits.push(c);
-    this.#rest = text.slice(cut);
+    this.#read(this.#decoder.decode(chunk, { stream: true }));
   }
 
-  /** Every commit, newest first, as parseHistory gives them. */
-  end(): (AuditCommit & { added: string[] })[] {
-    const last = (this.#rest + this.#decoder.decode()).replace(/\n$/, "");
-    for (const c of parseHistory(last)) this.#commits.push(c);
-    this.#rest = "";
+  /** Every commit, newest first (git log's order). */
+  end(): HistoryCommit[] {
+    this.#read(this.#decoder.decode());
+    // git ends the output with a NUL; a last field without one (or a newline) still counts.
+    const last = this.#partial.replace(/\n$/, "");
+    this.#partial = "";
+    if (last !== "") this.#field(last);
     return this.#commits;
+  }
+
+  /** Parses the whole output at once. */
+  static parse(out: string): HistoryCommit[] {
+    const reader = new HistoryReader();
+    reader.#read(out);
+    return reader.end();
+  }
+
+  #read(text: string): void {
+    let from = 0;
+    let nul = text.indexOf("\0");
+    if (nul < 0) {
+      this.#partial += text;
+      return;
+    }
+    if (this.#partial !== "") {
+      this.#field(this.#partial + text.slice(0, nul));
+      this.#partial = "";
+      from = nul + 1;
+      nul = text.indexOf("\0", from);
+    }
+    while (nul >= 0) {
+      this.#field(text.slice(from, nul));
+      from = nul + 1;
+      nul = text.indexOf("\0", from);
+    }
+    this.#partial = text.slice(from);
+  }
+
+  #field(field: string): void {
+    if (this.#status !== null) {
+      const status = this.#status;
+      this.#status = null;
+      const commit = this.#commits.at(-1);
+      if (field === "" || commit === undefined) return;
+      if (commit.files === NO_PATHS) commit.files = this.#files = [];
+      this.#files.push(field);
+      if (status === "A") {
+        if (commit.added === NO_PATHS) commit.added = this.#added = [];
+        this.#added.push(field);
+      }
+    } else if (field.charCodeAt(0) === 0x1e) {
+      this.#commits.push(header(field));
+    } else {
+      // A status; git puts a newline before a commit's first one.
+      const status = field.charCodeAt(0) === 10 ? field.slice(1) : field;
+      if (status !== "") this.#status = status;
+    }
   }
 }
 
-/** The paths of a commit that changed or added none: one array for all of them, frozen. */
-const NO_PATHS: string[] = Object.freeze([]) as unknown as string[];
-
-/**
- * `git log -z --name-status --format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s` output, newest first:
- * per commit "\x1e<header>\0", then "<status>\0<path>\0" per path (the first status after a
- * newline). Read by scanning, one pass and no per-commit copies or arrays it does not need:
- * 10,000 commits are common.
- */
-export function parseHistory(out: string): (AuditCommit & { added: string[] })[] {
-  const commits: (AuditCommit & { added: string[] })[] = [];
-  let at = out.indexOf("\x1e");
-  while (at >= 0) {
-    const next = out.indexOf("\x1e", at + 1);
-    const end = next < 0 ? out.length : next;
-    // The header's four fields; a field git left out (none does) reads as empty.
-    let headerEnd = out.indexOf("\0", at + 1);
-    if (headerEnd < 0 || headerEnd > end) headerEnd = end;
-    const f1 = fieldEnd(out, at + 1, headerEnd);
-    const f2 = fieldEnd(out, f1 + 1, headerEnd);
-    const f3 = fieldEnd(out, f2 + 1, headerEnd);
-    const sha = out.slice(at + 1, f1);
-    const parents = out.slice(f1 + 1, f2);
-    let files = NO_PATHS;
-    let added = NO_PATHS;
-    // Status and path fields in pairs, up to the next commit.
-    let i = headerEnd + 1;
-    while (i < end) {
-      if (out.charCodeAt(i) === 10) i++; // the newline before a commit's first status
-      const s1 = out.indexOf("\0", i);
-      if (s1 < 0 || s1 >= end) break;
-      const s2 = out.indexOf("\0", s1 + 1);
-      if (s2 < 0 || s2 >= end) break;
-      if (s1 > i && s2 > s1 + 1) {
-        const path = out.slice(s1 + 1, s2);
-        if (files === NO_PATHS) files = [];
-        files.push(path);
-        if (s1 === i + 1 && out.charCodeAt(i) === 65 /* A */) {
-          if (added === NO_PATHS) added = [];
-          added.push(path);
-        }
-      }
-      i = s2 + 1;
-    }
-    if (sha) {
-      commits.push({
-        sha,
-        parents: parents.length === 40 ? [parents] : parents.split(" ").filter((p) => p),
-        author: out.slice(f2 + 1, f3),
-        subject: out.slice(f3 + 1, headerEnd),
-        files,
-        added,
-      });
-    }
-    at = next;
-  }
-  return commits;
+/** A commit from its header field: "\x1e<sha>\x1f<parents>\x1f<author>\x1f<subject>". */
+function header(field: string): HistoryCommit {
+  const f1 = fieldEnd(field, 1);
+  const f2 = fieldEnd(field, f1 + 1);
+  const f3 = fieldEnd(field, f2 + 1);
+  const parents = field.slice(f1 + 1, f2);
+  return {
+    sha: field.slice(1, f1),
+    parents: parents.length === 40 ? [parents] : parents.split(" ").filter((p) => p),
+    author: field.slice(f2 + 1, f3),
+    // The last field: whatever the subject holds, separators included.
+    subject: field.slice(f3 + 1),
+    files: NO_PATHS,
+    added: NO_PATHS,
+  };
 }
 
 /** Where the header field starting at `from` ends: the next \x1f, else the header's end. */
-function fieldEnd(out: string, from: number, headerEnd: number): number {
-  if (from > headerEnd) return headerEnd;
-  const at = out.indexOf("\x1f", from);
-  return at < 0 || at > headerEnd ? headerEnd : at;
+function fieldEnd(header: string, from: number): number {
+  if (from >= header.length) return header.length;
+  const at = header.indexOf("\x1f", from);
+  return at < 0 ? header.length : at;
+}
+
+/** `git log` output read in one piece (see HistoryReader). */
+export function parseHistory(out: string): HistoryCommit[] {
+  return HistoryReader.parse(out);
 }

@@ -17,7 +17,7 @@ export interface AuditCommit {
   author: string;
   subject: string;
   /** Paths changed against the first parent. */
-  files: string[];
+  files: readonly string[];
 }
 
 export type AuditClass =

@@ -144,9 +144,9 @@ export class Git {
 
   /**
    * Like `out`, for a `log` or `diff` whose output runs to megabytes: git writes it to a temp
-   * file (`--output`) and relay reads that in one go. Read from a pipe, it arrives in
-   * thousands of small chunks (git flushes after each commit), which cost relay more CPU
-   * than git spends producing them.
+   * file (`--output`) and relay reads that in one go. Read from a pipe as `out` reads it, it
+   * arrives in thousands of small chunks (git flushes after each commit into a pipe), which
+   * cost relay more CPU than git spends producing them; `stream` reads a pipe in blocks.
    */
   async outViaFile(command: "log" | "diff", args: readonly string[]): Promise<string> {
     const file = await Deno.makeTempFile({ prefix: "relay-git-" });

@@ -25,7 +25,10 @@ export interface RunOptions {
   stdoutBytes?: boolean;
   /**
    * Hands stdout to this as it arrives, instead of keeping it (the result's stdout is then
-   * empty): relay reads a long `git log` while git is still writing it.
+   * empty): relay reads a long `git log` while git is still writing it. What it throws is
+   * thrown once the child has ended (the rest of the output is read and dropped meanwhile, so
+   * the child never blocks on a full pipe) — unless the child failed too: its CommandError
+   * comes first.
    */
   onStdout?: (chunk: Uint8Array) => void;
 }

@@ -95,6 +95,32 @@ Deno.test("run() hands stdout over as it arrives, and a receiver that throws nei
   assert.equal(calls, 1);
 });
 
+Deno.test("run() gives a command its own process group only when it has a timeout or ends its group", async () => {
+  // `ps -o pid=,pgid=` of the shell itself: its own group when started detached, else ours.
+  const script = "ps -o pid=,pgid= -p $$";
+  const groupOf = async (opts: { timeoutMs?: number; endGroup?: boolean }) => {
+    const [pid, pgid] = (await run(["sh", "-c", script], { cwd: "/", ...opts })).stdout.trim()
+      .split(/\s+/).map(Number);
+    return { own: pid === pgid, pgid };
+  };
+  const ps = await new Deno.Command("ps", { args: ["-o", "pgid=", "-p", String(Deno.pid)] })
+    .output();
+  const ours = Number(new TextDecoder().decode(ps.stdout).trim());
+  const plain = await groupOf({});
+  assert.equal(plain.own, false, "a local command stays in relay's group (a cheap start)");
+  assert.equal(plain.pgid, ours);
+  assert.equal(
+    (await groupOf({ timeoutMs: 30_000 })).own,
+    true,
+    "a timed command can be killed as a group",
+  );
+  assert.equal(
+    (await groupOf({ endGroup: true })).own,
+    true,
+    "a bar command's leftovers end with it",
+  );
+});
+
 Deno.test("run() feeds stdin text to the command", async () => {
   const text = "line\n".repeat(50_000);
   const res = await run(["wc", "-l"], { cwd: "/", stdin: text });

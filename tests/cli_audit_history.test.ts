@@ -5,11 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { HistoryReader, parseHistory } from "../lib/cli/audit.ts";
+import { historyLog, HistoryReader, parseHistory } from "../lib/cli/audit.ts";
 import { Git } from "../lib/git/git.ts";
 import { makeScene } from "./helpers/scene.ts";
-
-const FORMAT = "--format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s";
 
 /** `bytes` pushed in chunks of 1 to `max` bytes, sizes from a fixed sequence. */
 function readInChunks(bytes: Uint8Array, max: number) {
@@ -47,8 +45,7 @@ Deno.test("HistoryReader: a real git log in chunks of any size reads as the whol
   await git.run(["commit", "--quiet", "-m", "rename on a side branch"]);
   await git.run(["checkout", "--quiet", "-"]);
   await git.run(["merge", "--quiet", "--no-ff", "-m", "Merge side — ok", "side"]);
-  const args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-status"];
-  const out = await git.out([...args, "--no-renames", "-z", FORMAT, "HEAD", "--"]);
+  const out = await git.out(historyLog("HEAD"));
   const whole = parseHistory(out);
   assert.ok(whole.length >= 41, `${whole.length} commits`);
   assert.ok(whole.some((c) => c.parents.length === 2 && c.files.includes("moved — f1.txt")));
@@ -69,7 +66,7 @@ Deno.test("HistoryReader: a real git log in chunks of any size reads as the whol
   }
   // As Git.stream hands it over, from the same git log.
   const streamed = new HistoryReader();
-  await git.stream([...args, "--no-renames", "-z", FORMAT, "HEAD", "--"], (c) => streamed.push(c));
+  await git.stream(historyLog("HEAD"), (c) => streamed.push(c));
   assert.deepEqual(streamed.end(), whole);
 });
 
@@ -83,17 +80,7 @@ Deno.test("HistoryReader: a path that holds the commit separator (or a whole for
   await Deno.writeTextFile(join(scene.work, "src", "app.ts"), "x\n");
   await git.run(["add", "-A"]);
   await git.run(["commit", "--quiet", "-m", "product change"]);
-  const out = await git.out([
-    "log",
-    "--first-parent",
-    "--diff-merges=first-parent",
-    "--name-status",
-    "--no-renames",
-    "-z",
-    FORMAT,
-    "HEAD",
-    "--",
-  ]);
+  const out = await git.out(historyLog("HEAD"));
   assert.ok(out.includes(forged), "git wrote the name as it is (-z)");
   for (const commits of [parseHistory(out), readInChunks(new TextEncoder().encode(out), 5)]) {
     assert.equal(commits.length, before + 1);

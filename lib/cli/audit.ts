@@ -198,7 +198,13 @@ async function firstParentHistory(
   range: string,
 ): Promise<{ commits: HistoryCommit[] }> {
   const reader = new HistoryReader();
-  await git.stream([
+  await git.stream(historyLog(range), (chunk) => reader.push(chunk));
+  return { commits: reader.end().reverse() };
+}
+
+/** The `git log` the audit reads (HistoryReader's input), for `range`. */
+export function historyLog(range: string): string[] {
+  return [
     "log",
     "--first-parent",
     "--diff-merges=first-parent",
@@ -208,8 +214,7 @@ async function firstParentHistory(
     "--format=%x1e%H%x1f%P%x1f%an <%ae>%x1f%s",
     range,
     "--",
-  ], (chunk) => reader.push(chunk));
-  return { commits: reader.end().reverse() };
+  ];
 }
 
 /** A commit of the history, with the paths it added (the setup commit is the one adding the config). */

@@ -12,8 +12,8 @@
  *
  * The goals are ratios measured side by side in one run, so a slow or busy machine
  * moves both sides. The test suite never times anything; this script is separate.
- * relay runs as the compiled binary would: `deno run -P=relay`, with relay's
- * deno.json. Every git call gets a pinned identity and no global or system config.
+ * relay runs as the compiled binary would: `deno run --cached-only -P=relay`, with
+ * relay's deno.json. Every git call gets a pinned identity and no global or system config.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -338,6 +338,9 @@ class Fixture {
     return await run(Deno.execPath(), [
       "run",
       "--quiet",
+      // The binary never resolves a package when it starts: nor does deno run here, even
+      // when the deno cache lacks npm's registry metadata (deno would ask the registry).
+      "--cached-only",
       "-P=relay",
       `--config=${join(ROOT, "deno.json")}`,
       join(ROOT, "main.ts"),
@@ -470,7 +473,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
         await fx.relay(["poll"]);
       },
       b: async () => {
-        await run(Deno.execPath(), ["run", "--quiet", bench.file("empty.ts")], {
+        await run(Deno.execPath(), ["run", "--quiet", "--cached-only", bench.file("empty.ts")], {
           cwd: bench.dir,
           env: bench.env,
         });

@@ -134,3 +134,43 @@ Deno.test("GlobSet matches the built-in refusals and build output exactly as the
   // Not a comparison of empty answers: most of these paths match some glob.
   assert.ok(hits > paths.length / 2, `${hits} of ${paths.length} paths matched`);
 });
+
+Deno.test("GlobSet agrees with the RegExps on random paths built from the globs' own words", () => {
+  const globs = [
+    ...BUILT_IN_REFUSALS.map((r) => r.glob),
+    ...BUILD_OUTPUT,
+    "docs/*.md",
+    "/top/",
+    "**/gen/*.ts",
+    "a/**/b/",
+    "x/y*/",
+  ];
+  const regexps = globs.map(globToRegExp);
+  const set = new GlobSet(globs);
+  // Words from the globs (netlify, functions, config.toml, *.lock as x.lock …) and plain ones.
+  const words = [
+    ...new Set(
+      globs.flatMap((g) => g.split("/")).filter((w) => w !== "" && w !== "**")
+        .map((w) => w.replaceAll("*", "x").replaceAll("?", "q")),
+    ),
+    "src",
+    "lib",
+    "index.ts",
+    "README.md",
+  ];
+  let seed = 42;
+  const pick = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return words[seed % words.length]!;
+  };
+  let hits = 0;
+  for (let i = 0; i < 5000; i++) {
+    const depth = 1 + (i % 5);
+    const path = Array.from({ length: depth }, pick).join("/");
+    const cased = i % 7 === 0 ? path.toUpperCase() : path;
+    const expected = regexps.flatMap((re, k) => re.test(cased) ? [k] : []);
+    assert.deepEqual(set.matches(cased), expected, cased);
+    if (expected.length > 0) hits++;
+  }
+  assert.ok(hits > 1000, `${hits} of 5000 random paths matched`);
+});

@@ -573,3 +573,73 @@ Deno.test("decide() puts REFUSE before WAIT before HUMAN before MERGE", () => {
   assert.equal(decide([c("PASS"), c("HUMAN")]), "HUMAN");
   assert.equal(decide([c("PASS"), c("PASS")]), "MERGE");
 });
+
+Deno.test("loadGateInput() starts the checks for the report's head; runGate uses them when the PR is there", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const input = await inputs(s, NO_REVALIDATE);
+  assert.equal(input.prepared?.head, s.head);
+  assert.equal(input.prepared?.base, s.main);
+  const decision = await runGate(input);
+  assert.equal(decision.decision, "MERGE");
+  assert.equal(byName(decision, "scope").reason, "1 product file changed");
+});
+
+Deno.test("the branch moved after the report: the gate judges the PR's head, not the checks started for the report's", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  // The executor pushes again, after its report: a dependency manifest this time.
+  const moved = await commitOn(s.scene, "task-1", { write: { "package.json": "{}\n" } }, "more");
+  const input = await inputs(s, NO_REVALIDATE);
+  assert.equal(input.prepared?.head, s.head, "started for the report's head");
+  assert.equal(input.pr.head, moved);
+  const decision = await runGate(input);
+  assert.equal(decision.head, moved);
+  const scope = byName(decision, "scope");
+  assert.equal(scope.result, "REFUSE");
+  assert.deepEqual(scope.files, ["package.json"]);
+  assert.match(byName(decision, "evidence").reason, /but the PR head is/);
+  assert.equal(byName(decision, "verdict").result, "WAIT");
+  assert.equal(decision.decision, "REFUSE");
+});
+
+/** A Git that counts its commands under way (a diff read through a file counts until read). */
+class CountingGit extends Git {
+  underWay = 0;
+  started = 0;
+  override async run(...args: Parameters<Git["run"]>) {
+    this.underWay++;
+    this.started++;
+    try {
+      return await super.run(...args);
+    } finally {
+      this.underWay--;
+    }
+  }
+  override async outViaFile(...args: Parameters<Git["outViaFile"]>) {
+    this.underWay++;
+    try {
+      return await super.outViaFile(...args);
+    } finally {
+      this.underWay--;
+    }
+  }
+}
+
+Deno.test("loadGateInput() that finds no PR lets the checks it started end before it says so", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  await Deno.remove(statePaths(join(s.scene.work, ".git")).prs, { recursive: true });
+  const git = new CountingGit(s.scene.work);
+  await git.fetch("origin");
+  const config = await loadRepoConfig(s.scene.work);
+  const before = git.started;
+  await assert.rejects(
+    loadGateInput({ git, commonDir: join(s.scene.work, ".git"), config }),
+    (err: Error) =>
+      err.name === "NothingToGate" && /has no PR for branch "task-1"/.test(err.message),
+  );
+  // The report's head was known, so the checks had started: a diff, a merge-tree, a read.
+  assert.ok(git.started - before >= 4, `${git.started - before} git commands`);
+  assert.equal(git.underWay, 0, "a git command of the gate is still running");
+});

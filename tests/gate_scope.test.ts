@@ -394,3 +394,44 @@ Deno.test("classifyScope() refuses build output a branch adds or changes, with t
     );
   }
 });
+
+Deno.test("classifyScope() names a path once when a rename's old path is added anew", () => {
+  // package.json renamed away, and a new package.json added: one refused path, two reasons
+  // merged, never two entries for one path.
+  const entries = [ren("package.json", "src/pkg.json"), add("package.json", "100755")];
+  const scope = classifyScope(entries, NONE);
+  assert.deepEqual(scope.refused, [{
+    path: "package.json",
+    why: "dependency manifest, executable bit",
+  }]);
+  assert.deepEqual(scope.product, ["src/pkg.json"]);
+});
+
+Deno.test("classifyScope() sorts the same paths the same way with or without a rename among them", () => {
+  const paths = [
+    "src/a.ts",
+    "package.json",
+    "src/.github/workflows/x.yml",
+    "netlify/functions/f.js",
+    "dist/out.js",
+    "docs/guide.md",
+    "Dockerfile.dev",
+    "src/node_modules/x/index.js",
+  ];
+  const config: ScopeConfig = {
+    gate: { product: [], refuse: ["docs/**"] },
+    acceptedInfra: ["Dockerfile*"],
+  };
+  const plain = classifyScope(paths.map((p) => mod(p)), config);
+  const withRename = classifyScope(
+    [...paths.map((p) => mod(p)), ren("src/old-name.ts", "src/new-name.ts")],
+    config,
+  );
+  assert.deepEqual(withRename, {
+    refused: plain.refused,
+    accepted: plain.accepted,
+    product: [...plain.product, "src/old-name.ts", "src/new-name.ts"],
+  });
+  // Not two empty answers: each kind is there.
+  assert.ok(plain.refused.length >= 4 && plain.accepted.length === 1 && plain.product.length >= 1);
+});

@@ -28,13 +28,6 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
   const repo = requireRepo(ctx);
   const config = await loadRepoConfig(repo.root);
   const git = new Git(repo.root, config.timeouts.networkMs);
-  // The gate's modules load while git fetches (a literal import() each, for deno compile).
-  const modules = Promise.all([
-    import("../gate/load.ts"),
-    import("../gate/gate.ts"),
-    import("../gate/output.ts"),
-  ]);
-  modules.catch(() => {}); // awaited below, after the fetch and its errors
   // Split mode keeps the PR records on the remote: they come in the same fetch.
   const refspecs = config.machines === "split"
     ? [
@@ -42,7 +35,19 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
       ...(await import("../git/lease.ts")).RELAY_REFSPECS,
     ]
     : undefined;
-  await git.fetch(config.remote, { maintenance: false, ...(refspecs ? { refspecs } : {}) });
+  const fetched = git.fetch(config.remote, {
+    maintenance: false,
+    ...(refspecs ? { refspecs } : {}),
+  });
+  // The gate's modules load while git fetches (a literal import() each, for deno compile),
+  // asked for once the fetch has started: loading them may take the main thread a while.
+  const modules = Promise.all([
+    import("../gate/load.ts"),
+    import("../gate/gate.ts"),
+    import("../gate/output.ts"),
+  ]);
+  modules.catch(() => {}); // awaited below, after the fetch and its errors
+  await fetched;
   const [{ loadGateInput, NothingToGate }, { runGate }, output] = await modules;
   const { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } = output;
   let loaded;

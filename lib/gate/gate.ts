@@ -11,7 +11,7 @@
 import type { RepoConfig } from "../config/repo_load.ts";
 import type { PrStatus } from "../forge/types.ts";
 import { CommandError } from "../errors.ts";
-import type { Git } from "../git/git.ts";
+import type { Git, GitObject } from "../git/git.ts";
 import { checkReport } from "../protocol/honesty.ts";
 import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Report } from "../protocol/types.ts";
@@ -37,6 +37,43 @@ export interface GateInput {
   base?: string;
   /** Re-runs the bar on the would-be merge result (see revalidateOnMerge in revalidate.ts). */
   revalidate: (v: VerdictRecord) => Promise<{ passed: boolean; mergeTree: string }>;
+  /**
+   * The git work of the checks, started early by the caller for the head it expected (the
+   * report's): used when `base` and the PR's head are the ones it was started for.
+   */
+  prepared?: PreparedChecks;
+}
+
+/** The checks' git work for one base and head, under way: see prepareChecks. */
+export interface PreparedChecks {
+  base: string;
+  head: string;
+  /** The head commit (its tree, for the evidence check). */
+  reading: Promise<(GitObject | null)[]>;
+  checking: Promise<[scope: GateCheck, mergeable: GateCheck]>;
+  /** Resolves once every git process of it has ended, however it ended. */
+  settled: Promise<void>;
+}
+
+/**
+ * Starts the git work of the checks for `head` onto `base`: the head commit's read, the
+ * scope diff and the merge-tree, side by side. Its failures surface where runGate awaits.
+ */
+export function prepareChecks(
+  git: Git,
+  config: ScopeConfig,
+  base: string,
+  head: string,
+): PreparedChecks {
+  const reading = git.readObjects([`${head}^{commit}`]);
+  const checking = Promise.all([
+    scopeCheck(git, config, base, head),
+    mergeableCheck(git, base, head),
+  ]);
+  reading.catch(() => {});
+  checking.catch(() => {});
+  const settled = Promise.allSettled([reading, checking]).then(() => {});
+  return { base, head, reading, checking, settled };
 }
 
 export type GateCheckName = "scope" | "verdict" | "evidence" | "in-flight" | "mergeable";
@@ -83,8 +120,13 @@ function listItems(items: readonly ScopeItem[]): string {
 export async function runGate(input: GateInput): Promise<GateDecision> {
   const { git, config, pr } = input;
   const mainName = `${config.remote}/${config.main}`;
-  const base = input.base ?? await git.resolve(`refs/remotes/${mainName}`);
+  const early = input.prepared;
+  const base = input.base ?? await git.resolve(`refs/remotes/${mainName}`).catch(async (err) => {
+    await early?.settled;
+    throw err;
+  });
   if (base === null) {
+    await early?.settled;
     throw new Error(
       `Cannot run the gate: "${mainName}" does not exist (fetch "${config.remote}" first)`,
     );
@@ -93,34 +135,41 @@ export async function runGate(input: GateInput): Promise<GateDecision> {
     new Error(
       `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
     );
-  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) throw notACommit();
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) {
+    await early?.settled;
+    throw notACommit();
+  }
   const head = pr.head;
 
   // The git work of the checks is independent: it runs side by side, beside the read of
-  // the head commit (its tree, for the evidence check), which is looked at first. Whether
-  // main moved only by paperwork is asked only when the verdict check will need it (a
-  // PASS, not stale, given on another main).
+  // the head commit (its tree, for the evidence check), which is looked at first — unless
+  // the caller started it already for this base and head. Whether main moved only by
+  // paperwork is asked only when the verdict check will need it (a PASS, not stale, given
+  // on another main).
+  const fits = early !== undefined && early.base === base && early.head === head;
+  if (early !== undefined && !fits) await early.settled; // no git of it left running
+  const { reading, checking, settled } = fits ? early : prepareChecks(git, config, base, head);
   const v = verdictFor(input.review, head);
   const movedAsked = v !== undefined && v.verdict !== "FAIL" && !v.stale && v.main !== base;
-  const reading = git.readObjects([`${head}^{commit}`]);
-  const checking = Promise.all([
-    scopeCheck(git, config, base, head),
-    mergeableCheck(git, base, head),
-    movedAsked ? movedOnlyByPaperwork(git, v.main, base) : Promise.resolve(false),
-  ]);
-  const settled = checking.then(() => {}, () => {}); // awaited below, after the head's read
+  const moving = movedAsked ? movedOnlyByPaperwork(git, v.main, base) : Promise.resolve(false);
+  moving.catch(() => {});
+  const allSettled = Promise.allSettled([settled, moving]);
   const [commit] = await reading.catch(async (err) => {
-    await settled; // no git of the checks left running (or its temp file) past an error
+    await allSettled; // no git of the checks left running (or its temp file) past an error
     throw err;
   });
   const headTree = commit?.oid === head
     ? /^tree ([0-9a-f]+)$/m.exec(commit.content)?.[1]
     : undefined;
   if (headTree === undefined) {
-    await settled;
+    await allSettled;
     throw notACommit();
   }
-  const [scope, mergeable, moved] = await checking;
+  const [[scope, mergeable], moved] = await Promise.all([checking, moving]).catch(async (err) => {
+    await allSettled;
+    throw err;
+  });
+
   const evidence = evidenceCheck(input, headTree);
   const inFlight = inFlightCheck(pr, input.openPrs);
   const othersOk = [scope, evidence, inFlight].every((c) => c.result !== "REFUSE") &&
@@ -186,6 +235,7 @@ export async function scopeCheck(
       throw err;
     });
   let entries = direct === null ? [] : parseRawDiff(direct);
+
   if (entries.length === 0) {
     const mb = await git.run(["merge-base", base, head], { allowFail: true });
     if (mb.code === 1) {
@@ -207,6 +257,7 @@ export async function scopeCheck(
     }
   }
   const scope = classifyScope(entries, config);
+
   if (scope.refused.length > 0) {
     const accepted = scope.accepted.length > 0
       ? `; owner-accepted but also on it: ${listItems(scope.accepted)}`

@@ -13,7 +13,7 @@ import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
-import type { GateInput } from "./gate.ts";
+import { type GateInput, prepareChecks } from "./gate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */
@@ -128,69 +128,85 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     );
   }
 
-  const briefFile = `${mainName}:${BRIEF_FILE}`;
-  const briefText = config.machines === "split"
-    ? await briefBesideReport(git, mainRef, true, blob(briefBlob))
-    : blob(briefBlob);
-  if (briefText === null) {
-    throw new InputError(
-      { file: briefFile },
-      `Cannot run the gate: there is no ${BRIEF_FILE} on ${mainName}, so no verification bar`,
-      "the executor commits the brief with its report; check the paperwork commit on main",
-    );
-  }
-  const brief = parseBrief(briefText, briefFile);
+  // The checks' git work starts now, for the head the report names (the PR's, unless the
+  // branch moved since), and runs while the forge is asked. runGate uses it if the PR's head
+  // is that one, and otherwise lets it end first; when loading fails, it has ended before
+  // the error is thrown.
+  const prepared = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(report.head)
+    ? prepareChecks(git, config, originMain, report.head)
+    : undefined;
+  try {
+    const briefFile = `${mainName}:${BRIEF_FILE}`;
+    const briefText = config.machines === "split"
+      ? await briefBesideReport(git, mainRef, true, blob(briefBlob))
+      : blob(briefBlob);
+    if (briefText === null) {
+      throw new InputError(
+        { file: briefFile },
+        `Cannot run the gate: there is no ${BRIEF_FILE} on ${mainName}, so no verification bar`,
+        "the executor commits the brief with its report; check the paperwork commit on main",
+      );
+    }
+    const brief = parseBrief(briefText, briefFile);
 
-  if (report.branch === "") {
-    throw new InputError(
-      { file: reportFile, key: "Branch" },
-      "Cannot run the gate: the report names no branch",
-      "wait for relay poll to write the report's Branch line",
-    );
-  }
-  const forge = await forgeLoading;
-  const owner = /^task-(\d+)$/.exec(report.branch);
-  const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
-  // The review record (a local read) while the forge looks up the PR; the PR's answer,
-  // and its errors, still come first.
-  const [found, read] = await Promise.allSettled([
-    forge.find(report.branch),
-    readReview(statePaths(opts.commonDir), reviewTask, report.branch),
-  ]);
-  if (found.status === "rejected") throw found.reason;
-  const pr = found.value;
-  if (pr === null) {
-    throw new NothingToGate(
-      `the ${forge.name} forge has no PR for branch "${report.branch}" (relay poll opens it when it ships)`,
-      report.task,
-    );
-  }
-  if (pr.state !== "open") {
-    throw new NothingToGate(`${pr.id} is ${pr.state}`, report.task, pr.id);
-  }
-  const openPrs = await forge.listOpen();
-  if (read.status === "rejected") throw read.reason;
-  const review = read.value;
+    if (report.branch === "") {
+      throw new InputError(
+        { file: reportFile, key: "Branch" },
+        "Cannot run the gate: the report names no branch",
+        "wait for relay poll to write the report's Branch line",
+      );
+    }
+    const forge = await forgeLoading;
 
-  const input: GateInput = {
-    git,
-    config,
-    pr,
-    report,
-    brief,
-    review,
-    openPrs,
-    base: originMain,
-    revalidate: async () =>
-      (await import("./revalidate.ts")).revalidateOnMerge(git, {
-        originMain,
-        head: pr.head,
-        bar: brief.bar,
-        timeoutMs: config.timeouts.barMs,
-        maxBytes: config.evidenceMaxBytes,
-        passEnv: config.barEnv,
-        ...(opts.scratchRoot === undefined ? {} : { scratchRoot: opts.scratchRoot }),
-      }),
-  };
-  return { input, reviewTask };
+    const owner = /^task-(\d+)$/.exec(report.branch);
+    const reviewTask = owner ? Number(owner[1]) : brief.fixes ?? report.task;
+    // The review record (a local read) while the forge looks up the PR; the PR's answer,
+    // and its errors, still come first.
+    const [found, read] = await Promise.allSettled([
+      forge.find(report.branch),
+      readReview(statePaths(opts.commonDir), reviewTask, report.branch),
+    ]);
+    if (found.status === "rejected") throw found.reason;
+    const pr = found.value;
+
+    if (pr === null) {
+      throw new NothingToGate(
+        `the ${forge.name} forge has no PR for branch "${report.branch}" (relay poll opens it when it ships)`,
+        report.task,
+      );
+    }
+    if (pr.state !== "open") {
+      throw new NothingToGate(`${pr.id} is ${pr.state}`, report.task, pr.id);
+    }
+    const openPrs = await forge.listOpen();
+
+    if (read.status === "rejected") throw read.reason;
+    const review = read.value;
+
+    const input: GateInput = {
+      git,
+      config,
+      pr,
+      report,
+      brief,
+      review,
+      openPrs,
+      base: originMain,
+      ...(prepared === undefined ? {} : { prepared }),
+      revalidate: async () =>
+        (await import("./revalidate.ts")).revalidateOnMerge(git, {
+          originMain,
+          head: pr.head,
+          bar: brief.bar,
+          timeoutMs: config.timeouts.barMs,
+          maxBytes: config.evidenceMaxBytes,
+          passEnv: config.barEnv,
+          ...(opts.scratchRoot === undefined ? {} : { scratchRoot: opts.scratchRoot }),
+        }),
+    };
+    return { input, reviewTask };
+  } catch (err) {
+    await prepared?.settled;
+    throw err;
+  }
 }

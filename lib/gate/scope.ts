@@ -105,6 +105,7 @@ const BUILD_OUTPUT_WHY =
 let relayFiles: GlobSet | undefined;
 
 const SYMLINK = "120000";
+const SLASH = 47; // "/"
 const SUBMODULE = "160000";
 
 const NO_REASONS: readonly string[] = Object.freeze([]);
@@ -167,11 +168,23 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
   const accepted = new GlobSet(config.acceptedInfra);
   const productGiven = config.gate.product.length > 0;
 
-  // A path's reasons, in the order found; most paths have none (null: no Set for them).
-  const reasons = new Map<string, Set<string> | null>();
-  const consider = (entry: DiffEntry, path: string, byMode: readonly string[]) => {
-    const found: string[] = [];
+  /** Why `path` (one of `entry`'s) may not be merged; null for most paths: no reason. */
+  const reasonsOf = (
+    entry: DiffEntry,
+    path: string,
+    byMode: readonly string[],
+  ): string[] | null => {
     const hits = set.matches(path);
+    // Most paths of a PR: matched by nothing, a plain file, nothing configured. The full
+    // look below would find no reason either (a path with a leading ./ or / aside: its build
+    // output check is the matcher's own).
+    if (
+      hits.length === 0 && byMode.length === 0 && !productGiven &&
+      path.charCodeAt(0) !== SLASH && !path.startsWith("./")
+    ) {
+      return null;
+    }
+    const found: string[] = [];
     // Removing build output a branch once carried is the fix, not the problem.
     if (entry.status !== "D" && path === entry.path) {
       // Build output is matched on the path without a leading ./ or / (git never writes one).
@@ -186,8 +199,36 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
     }
     if (productGiven && !product.test(path)) found.push("not under the configured product globs");
     for (const why of byMode) found.push(why);
+    return found.length === 0 ? null : found;
+  };
+
+  const scope: Scope = { refused: [], accepted: [], product: [] };
+  const place = (path: string, why: Iterable<string> | null) => {
+    if (why === null) {
+      scope.product.push(path);
+      return;
+    }
+    // Two globs may give one reason (two manifests of one kind): each is said once.
+    const item = { path, why: [...new Set(why)].join(", ") };
+    const relayFile = relayFiles!.test(path);
+    if (!relayFile && accepted.test(path)) scope.accepted.push(item);
+    else scope.refused.push(item);
+  };
+
+  // A tree diff names each path once, unless a rename's old path is also another entry's
+  // (renamed away and added anew): without renames, no map of paths is needed.
+  if (!entries.some((e) => e.status === "R")) {
+    for (const entry of entries) {
+      place(entry.path, reasonsOf(entry, entry.path, modeReasons(entry)));
+    }
+    return scope;
+  }
+  // A path's reasons, in the order first seen; null for a path with none.
+  const reasons = new Map<string, Set<string> | null>();
+  const consider = (entry: DiffEntry, path: string, byMode: readonly string[]) => {
+    const found = reasonsOf(entry, path, byMode);
     const had = reasons.get(path);
-    if (found.length === 0) {
+    if (found === null) {
       if (had === undefined) reasons.set(path, null);
     } else if (had) {
       for (const why of found) had.add(why);
@@ -201,17 +242,6 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
     if (entry.status === "R" && entry.oldPath !== undefined) consider(entry, entry.oldPath, byMode);
     consider(entry, entry.path, byMode);
   }
-
-  const scope: Scope = { refused: [], accepted: [], product: [] };
-  for (const [path, why] of reasons) {
-    if (why === null) {
-      scope.product.push(path);
-      continue;
-    }
-    const item = { path, why: [...why].join(", ") };
-    const relayFile = relayFiles.test(path);
-    if (!relayFile && accepted.test(path)) scope.accepted.push(item);
-    else scope.refused.push(item);
-  }
+  for (const [path, why] of reasons) place(path, why);
   return scope;
 }

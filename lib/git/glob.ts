@@ -65,16 +65,31 @@ export function normalizePath(path: string): string {
 // deno-lint-ignore no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** A glob that needs its RegExp run: one with `*` or `?`, `[…]`, `\\` or beyond ASCII. */
+interface Tested {
+  index: number;
+  re: RegExp;
+}
+
+/** What a segment that is exactly a name gets: the globs it matches, the globs to try. */
+interface Named {
+  /** Segment globs that are this plain name. */
+  hits: number[];
+  /** Anchored globs whose last segment is this name: tried on the whole path. */
+  whole: number[];
+}
+
 /**
  * Globs that each match one whole path segment, indexed so a segment is tested against
  * the few that can match it: a plain name by lookup, a `*`/`?` pattern with a literal
  * first (or else last) character only against segments that start (end) with it.
  */
 class SegmentGlobs {
-  readonly #names = new Map<string, number[]>();
-  readonly #byFirst = new Map<string, { index: number; re: RegExp }[]>();
-  readonly #byLast = new Map<string, { index: number; re: RegExp }[]>();
-  readonly #always: { index: number; re: RegExp }[] = [];
+  readonly #names = new Map<string, Named>();
+  /** By the char code of a literal first (last) character, lower-cased: ASCII only. */
+  readonly #byFirst: (Tested[] | undefined)[] = [];
+  readonly #byLast: (Tested[] | undefined)[] = [];
+  readonly #always: Tested[] = [];
 
   add(index: number, g: ParsedGlob): void {
     const p = g.pattern;
@@ -84,41 +99,71 @@ class SegmentGlobs {
     }
     const key = p.toLowerCase();
     if (!/[*?]/.test(p)) {
-      this.#names.set(key, [...(this.#names.get(key) ?? []), index]);
+      this.#named(key).hits.push(index);
       return;
     }
     const entry = { index, re: new RegExp(`^(?:${g.body})$`, "i") };
     const [first, last] = [key[0]!, key[key.length - 1]!];
-    const bucket = !/[*?]/.test(first)
-      ? this.#bucket(this.#byFirst, first)
-      : !/[*?]/.test(last)
-      ? this.#bucket(this.#byLast, last)
-      : this.#always;
-    bucket.push(entry);
+    if (!/[*?]/.test(first)) (this.#byFirst[first.charCodeAt(0)] ??= []).push(entry);
+    else if (!/[*?]/.test(last)) (this.#byLast[last.charCodeAt(0)] ??= []).push(entry);
+    else this.#always.push(entry);
   }
 
-  #bucket<T>(map: Map<string, T[]>, key: string): T[] {
-    const list = map.get(key) ?? [];
-    map.set(key, list);
-    return list;
+  /** An anchored glob to try on a whole path whose basename is `name`. */
+  addWhole(index: number, name: string): void {
+    this.#named(name.toLowerCase()).whole.push(index);
   }
 
-  /** Adds the indexes of the globs the lower-cased ASCII `segment` matches to `found`. */
-  collect(segment: string, found: number[]): void {
-    // Called for every segment of every path a PR touches: no allocation on a miss.
-    const named = this.#names.get(segment);
-    if (named !== undefined) { for (const index of named) found.push(index); }
-    const first = this.#byFirst.get(segment.charAt(0));
-    if (first !== undefined) testEach(first, segment, found);
-    const last = this.#byLast.get(segment.charAt(segment.length - 1));
-    if (last !== undefined) testEach(last, segment, found);
-    testEach(this.#always, segment, found);
+  #named(key: string): Named {
+    let named = this.#names.get(key);
+    if (named === undefined) this.#names.set(key, named = { hits: [], whole: [] });
+    return named;
+  }
+
+  /** The globs a segment that is exactly `segment` (lower-cased) gets, if any. */
+  named(segment: string): Named | undefined {
+    return this.#names.get(segment);
+  }
+
+  /**
+   * The indexes of the `*`/`?` globs the lower-cased ASCII `segment` matches, appended to
+   * `found` (a new array when `found` is null and there is a hit).
+   */
+  patterns(segment: string, found: number[] | null): number[] | null {
+    const first = this.#byFirst[segment.charCodeAt(0)];
+    if (first !== undefined) found = testEach(first, segment, found);
+    const last = this.#byLast[segment.charCodeAt(segment.length - 1)];
+    if (last !== undefined) found = testEach(last, segment, found);
+    return this.#always.length > 0 ? testEach(this.#always, segment, found) : found;
   }
 }
 
-function testEach(list: readonly { index: number; re: RegExp }[], s: string, found: number[]) {
-  for (const w of list) if (w.re.test(s)) found.push(w.index);
+function append(found: number[] | null, indexes: readonly number[]): number[] {
+  if (found === null) return [...indexes];
+  for (const index of indexes) found.push(index);
+  return found;
 }
+
+function testEach(
+  list: readonly Tested[],
+  s: string,
+  found: number[] | null,
+): number[] | null {
+  for (const w of list) {
+    if (w.re.test(s)) (found ??= []).push(w.index);
+  }
+  return found;
+}
+
+/** What a folder (a path without its basename) contributes, worked out once per folder. */
+interface FolderHits {
+  /** The folder globs one of its segments matches. */
+  globs: readonly number[];
+  /** Anchored globs whose last segment is one of its segments: to try on the whole path. */
+  anchored: readonly number[];
+}
+
+const NONE: readonly number[] = Object.freeze([]);
 
 /**
  * Many globs, matched against many paths (the gate's ~300 built-in refusals against a PR of
@@ -130,15 +175,24 @@ function testEach(list: readonly { index: number; re: RegExp }[], s: string, fou
  */
 export class GlobSet {
   readonly #each: RegExp[];
-  readonly #base = new SegmentGlobs();
+  /** Folder globs: what a folder's segments are matched against. */
   readonly #folder = new SegmentGlobs();
   /**
-   * Globs with a `/`: tried on the whole path, but only when it has the glob's last segment
-   * (`need`, when that is a plain name, as `/name/`) as its basename, or for a folder glob as
-   * any segment.
+   * Every segment glob, folder or not, and the anchored globs by their last segment: what a
+   * basename is matched against.
    */
-  readonly #anchored: { index: number; need: string | null; folder: boolean }[] = [];
-  readonly #folders = new Map<string, number[]>();
+  readonly #basename = new SegmentGlobs();
+  /**
+   * Globs with a `/` are tried on the whole path, but only a path that has the glob's last
+   * segment, when that is a plain name: as its basename (`#basename`'s `whole`), or for a
+   * folder glob as any segment (`#folder`'s `whole`, for the folder's segments). Those whose
+   * last segment is a pattern are tried on every path.
+   */
+  readonly #anchoredAlways: number[] = [];
+  readonly #folders = new Map<string, FolderHits>();
+  /** The last folder asked about: a diff lists a folder's files one after the other. */
+  #lastFolder: string | undefined;
+  #lastHits: FolderHits = { globs: NONE, anchored: NONE };
 
   constructor(globs: readonly string[]) {
     const parsed = globs.map(parseGlob);
@@ -146,49 +200,73 @@ export class GlobSet {
     for (const [index, g] of parsed.entries()) {
       if (g.anchored) {
         const last = g.pattern.slice(g.pattern.lastIndexOf("/") + 1);
-        const plain = last !== "" && ASCII.test(last) && !/[*?[\\]/.test(last);
-        this.#anchored.push({
-          index,
-          need: plain ? `/${last.toLowerCase()}/` : null,
-          folder: g.folder,
-        });
-      } else (g.folder ? this.#folder : this.#base).add(index, g);
+        if (last === "" || !ASCII.test(last) || /[*?[\\]/.test(last)) {
+          this.#anchoredAlways.push(index);
+          continue;
+        }
+        this.#basename.addWhole(index, last);
+        if (g.folder) this.#folder.addWhole(index, last);
+      } else {
+        this.#basename.add(index, g);
+        if (g.folder) this.#folder.add(index, g);
+      }
     }
   }
 
   /** The indexes of the globs `path` matches, in the globs' order. */
-  matches(path: string): number[] {
+  matches(path: string): readonly number[] {
     if (!ASCII.test(path)) {
       return this.#each.flatMap((re, index) => re.test(path) ? [index] : []);
     }
     const lower = path.toLowerCase();
     const slash = lower.lastIndexOf("/");
-    const found = [...this.#inFolder(slash < 0 ? "" : lower.slice(0, slash))];
-    const base = lower.slice(slash + 1);
-    this.#folder.collect(base, found);
-    this.#base.collect(base, found);
-    const wrapped = this.#anchored.length > 0 ? `/${lower}/` : "";
-    for (const { index, need, folder } of this.#anchored) {
-      if (need !== null && (folder ? !wrapped.includes(need) : !wrapped.endsWith(need))) continue;
-      if (this.#each[index]!.test(path)) found.push(index);
+    const folder = slash < 0 ? null : this.#inFolder(lower.slice(0, slash));
+    const base = slash < 0 ? lower : lower.slice(slash + 1);
+    let found = folder === null || folder.globs.length === 0 ? null : [...folder.globs];
+    const named = this.#basename.named(base);
+    if (named !== undefined) {
+      if (named.hits.length > 0) found = append(found, named.hits);
+      if (named.whole.length > 0) found = this.#tryWhole(named.whole, path, found);
     }
+    found = this.#basename.patterns(base, found);
+    if (folder !== null && folder.anchored.length > 0) {
+      found = this.#tryWhole(folder.anchored, path, found);
+    }
+    if (this.#anchoredAlways.length > 0) found = this.#tryWhole(this.#anchoredAlways, path, found);
+    if (found === null) return NONE;
     return found.length > 1 ? [...new Set(found)].sort((a, b) => a - b) : found;
   }
 
-  /**
-   * The folder globs any segment of a lower-cased folder path matches, asked once per
-   * folder: a PR's thousands of files sit in far fewer folders.
-   */
-  #inFolder(folder: string): number[] {
-    let found = this.#folders.get(folder);
-    if (found === undefined) {
-      found = [];
-      if (folder !== "") {
-        for (const segment of folder.split("/")) this.#folder.collect(segment, found);
-      }
-      this.#folders.set(folder, found);
+  #tryWhole(indexes: readonly number[], path: string, found: number[] | null): number[] | null {
+    for (const index of indexes) {
+      if (this.#each[index]!.test(path)) (found ??= []).push(index);
     }
     return found;
+  }
+
+  /**
+   * What the segments of a lower-cased folder path contribute, worked out once per folder:
+   * a PR's thousands of files sit in far fewer folders.
+   */
+  #inFolder(folder: string): FolderHits {
+    if (folder === this.#lastFolder) return this.#lastHits;
+    let hits = this.#folders.get(folder);
+    if (hits === undefined) {
+      let globs: number[] | null = null;
+      let anchored: number[] | null = null;
+      for (const segment of folder === "" ? [] : folder.split("/")) {
+        const named = this.#folder.named(segment);
+        if (named !== undefined) {
+          if (named.hits.length > 0) globs = append(globs, named.hits);
+          if (named.whole.length > 0) anchored = append(anchored, named.whole);
+        }
+        globs = this.#folder.patterns(segment, globs);
+      }
+      hits = { globs: globs ?? NONE, anchored: anchored ?? NONE };
+      this.#folders.set(folder, hits);
+    }
+    this.#lastFolder = folder;
+    return this.#lastHits = hits;
   }
 
   /** True when `path` matches any of the globs. */

@@ -360,6 +360,31 @@ class Fixture {
     return out;
   }
 
+  /**
+   * One more cycle with git's trace2 events on, and how many git processes relay started in
+   * each command: those whose argv carries relay's own `-c core.fsmonitor=false` (an agent's
+   * git and the processes git starts itself do not). Its times are left out of the medians.
+   */
+  async gitCount(): Promise<string> {
+    const trace = await Deno.makeTempDir({ dir: this.dir, prefix: "trace-" });
+    const timed = new Map([...this.steps].map(([step, times]) => [step, [...times]]));
+    await this.cycle(trace);
+    for (const [step, times] of timed) this.steps.set(step, times);
+    const counts: string[] = [];
+    let all = 0;
+    for (const step of ["inbox add", "promote", "poll", "review"]) {
+      const events = await Deno.readTextFile(join(trace, step)).catch(() => "");
+      const n = events.split("\n").filter((line) => {
+        if (!line.includes('"event":"start"')) return false;
+        const argv: unknown = JSON.parse(line).argv;
+        return Array.isArray(argv) && argv[1] === "-c" && argv[2] === "core.fsmonitor=false";
+      }).length;
+      counts.push(`${step} ${n}`);
+      all += n;
+    }
+    return `${counts.join(" · ")} (${all} in all)`;
+  }
+
   /** The median of each command across the cycles so far: where relay's side spends its time. */
   breakdown(): string {
     // The first cycle is the untimed warm-up: left out here as in the ratio.
@@ -370,14 +395,21 @@ class Fixture {
     );
   }
 
-  /** One whole relay cycle with instant agents: inbox add, promote, poll, review → merge. */
-  async cycle(): Promise<void> {
+  /**
+   * One whole relay cycle with instant agents: inbox add, promote, poll, review → merge.
+   * `trace`: a folder for each command's GIT_TRACE2_EVENT (a file named after the command).
+   */
+  async cycle(trace?: string): Promise<void> {
     const task = ++this.task;
-    await this.timed("inbox add", () => this.relay(["inbox", "add", "-"], { stdin: brief(task) }));
-    await this.timed("promote", () => this.relay(["promote"]));
-    const poll = await this.timed("poll", () => this.relay(["poll"]));
+    const env = (step: string) => trace ? { env: { GIT_TRACE2_EVENT: join(trace, step) } } : {};
+    await this.timed(
+      "inbox add",
+      () => this.relay(["inbox", "add", "-"], { stdin: brief(task), ...env("inbox add") }),
+    );
+    await this.timed("promote", () => this.relay(["promote"], env("promote")));
+    const poll = await this.timed("poll", () => this.relay(["poll"], env("poll")));
     if (!/shipped/.test(poll.stdout)) throw new Error(describe(`relay poll (task ${task})`, poll));
-    const review = await this.timed("review", () => this.relay(["review"]));
+    const review = await this.timed("review", () => this.relay(["review"], env("review")));
     const subject = await this.git(["log", "-1", "--format=%s", "refs/heads/main"], {
       cwd: this.origin,
     });
@@ -501,7 +533,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
         return `relay's side, median per command: ${fx.breakdown()}\n  ` +
           `the cycle's processes besides git (4 relay starts, 5 instant agent turns): ${
             formatMs(median(floor))
-          }`;
+          }\n  git processes relay started (one more cycle, traced): ${await fx.gitCount()}`;
       },
       b: async () => {
         await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {

@@ -45,6 +45,10 @@ export const SAFE_CONFIG: readonly string[] = [
   "core.fsmonitor=false",
   "-c",
   `core.hooksPath=${NO_HOOKS}`,
+  // No `git maintenance run --auto` after each commit, merge or fetch relay makes: a tick's
+  // first fetch runs it (see Git.fetch), once.
+  "-c",
+  "maintenance.auto=false",
 ];
 
 export const NETWORK_TIMEOUT_MS = 120_000;
@@ -73,6 +77,9 @@ export interface GitOptions {
  */
 const fetched = new Map<string, number>();
 
+/** The repositories whose automatic maintenance this process has run (its first fetch there). */
+const maintained = new Set<string>();
+
 /** Something outside relay ran and may have pushed: every next fetch goes to the remote. */
 export function forgetFetches(): void {
   fetched.clear();
@@ -88,7 +95,7 @@ export interface FetchOptions {
   refspecs?: readonly string[];
   /**
    * false: no `git maintenance run --auto` after the fetch (one process fewer). For the
-   * commands that only read (gate, audit); the ticks that fetch every minute keep it.
+   * commands that only read (gate, audit); a tick's first fetch runs it, its later ones not.
    */
   maintenance?: false;
 }
@@ -104,8 +111,28 @@ export interface GitObject {
 const BATCH_HEADER = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([a-z]+) (\d+)$/;
 const BATCH_NONE = / (?:missing|ambiguous)$/;
 
+/** A full object id: what it names never changes, so what git said of it can be kept. */
+const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
+
+  /**
+   * Answers about objects named by a full id (a commit's tree, a file at a commit), kept for
+   * this Git's life: a review tick asks for the same ones turn after turn.
+   */
+  readonly #fixed = new Map<string, Promise<string | null>>();
+
+  #once(key: string, read: () => Promise<string | null>): Promise<string | null> {
+    let answer = this.#fixed.get(key);
+    if (answer === undefined) {
+      answer = read();
+      this.#fixed.set(key, answer);
+      // A failure (git could not run) is not an answer to keep.
+      answer.catch(() => this.#fixed.delete(key));
+    }
+    return answer;
+  }
 
   /**
    * Runs `git <SAFE_CONFIG> <args>`; throws CommandError on a non-zero exit
@@ -224,7 +251,20 @@ export class Git {
   }
 
   async treeOf(rev: string): Promise<string> {
-    return await this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
+    const read = () => this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
+    return FULL_ID.test(rev) ? (await this.#once(`tree ${rev}`, read))! : await read();
+  }
+
+  /**
+   * `git show <rev>:<path>`: the file at a revision, or null when git cannot show it (no such
+   * revision or path). Asked again of a full commit id, the first answer is given.
+   */
+  async showFile(rev: string, path: string): Promise<string | null> {
+    const read = async () => {
+      const res = await this.run(["show", `${rev}:${path}`], { allowFail: true });
+      return res.code === 0 ? res.stdout : null;
+    };
+    return FULL_ID.test(rev) ? await this.#once(`show ${rev}:${path}`, read) : await read();
   }
 
   async head(): Promise<string> {
@@ -255,7 +295,10 @@ export class Git {
       "--quiet",
       "--prune",
       "--no-tags",
-      ...(opts.maintenance === false ? ["--no-auto-maintenance"] : []),
+      // Overrides SAFE_CONFIG's maintenance.auto=false, for this fetch.
+      opts.maintenance === false || maintained.has(this.cwd)
+        ? "--no-auto-maintenance"
+        : "--auto-maintenance",
       "--",
       remote,
       ...(opts.refspecs ?? []),
@@ -273,6 +316,7 @@ export class Git {
         });
       if (res.code === 0) {
         fetched.set(key, started);
+        if (opts.maintenance !== false) maintained.add(this.cwd);
         return;
       }
       if (unreachable(res.stderr)) {

@@ -31,23 +31,19 @@ import type { PlanContext, PlanSubject, Ready } from "./context.ts";
 import { POST_STAGES, type PostStage } from "../../state/reviews.ts";
 import { briefBesideReport } from "../../gate/load.ts";
 
-export async function showOrNull(git: Git, spec: string): Promise<string | null> {
-  const res = await git.run(["show", spec], { allowFail: true });
-  return res.code === 0 ? res.stdout : null;
-}
 
 export async function readSubject(
   git: Git,
   originMain: string,
   split = false,
 ): Promise<PlanSubject | null> {
-  const reportText = await showOrNull(git, `${originMain}:${REPORT_FILE}`);
+  const reportText = await git.showFile(originMain, REPORT_FILE);
   if (reportText === null) return null;
   const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
   // machines: split — main's brief may be the next one; the report's is beside it in history.
   const briefText = split
     ? await briefBesideReport(git, originMain, true)
-    : await showOrNull(git, `${originMain}:${BRIEF_FILE}`);
+    : await git.showFile(originMain, BRIEF_FILE);
   if (briefText === null) {
     throw new InputError(
       { file: `origin/main:${BRIEF_FILE}` },

@@ -38,7 +38,6 @@ import {
 import { markTurn } from "../turn_anchors.ts";
 import { voidCause } from "../build_output.ts";
 import { forgeOf, type PlanContext, type PlanSubject, prOf, ready, subjectOf } from "./context.ts";
-import { showOrNull } from "./observe.ts";
 import { requireFrozenProgram } from "./freeze.ts";
 import {
   keepReviewerCommits,
@@ -356,10 +355,10 @@ async function dispatchReviewer(
     reportPath,
     stage === "plan"
       ? ""
-      : (await showOrNull(tick.primary, `${s.originMain}:${REPORT_FILE}`)) ?? "",
+      : (await tick.primary.showFile(s.originMain, REPORT_FILE)) ?? "",
   );
   const procedureName = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
-  const procedure = await showOrNull(tick.primary, `${s.originMain}:${procedureName}`);
+  const procedure = await tick.primary.showFile(s.originMain, procedureName);
   const procedurePath = procedure === null
     ? null
     : join(runDir, stage ? procedureFile(stage) : "REVIEWER.md");

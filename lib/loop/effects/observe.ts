@@ -31,7 +31,6 @@ import type { PlanContext, PlanSubject, Ready } from "./context.ts";
 import { POST_STAGES, type PostStage } from "../../state/reviews.ts";
 import { briefBesideReport } from "../../gate/load.ts";
 
-
 export async function readSubject(
   git: Git,
   originMain: string,

@@ -353,9 +353,7 @@ async function dispatchReviewer(
   // A plan review comes before any work: there is no report to read.
   await Deno.writeTextFile(
     reportPath,
-    stage === "plan"
-      ? ""
-      : (await tick.primary.showFile(s.originMain, REPORT_FILE)) ?? "",
+    stage === "plan" ? "" : (await tick.primary.showFile(s.originMain, REPORT_FILE)) ?? "",
   );
   const procedureName = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
   const procedure = await tick.primary.showFile(s.originMain, procedureName);

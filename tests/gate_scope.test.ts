@@ -4,6 +4,7 @@ import {
   type DiffEntry,
   parseRawDiff,
   type ScopeConfig,
+  scopeOfRawDiff,
 } from "../lib/gate/scope.ts";
 
 const Z = "0".repeat(40);
@@ -434,4 +435,96 @@ Deno.test("classifyScope() sorts the same paths the same way with or without a r
   });
   // Not two empty answers: each kind is there.
   assert.ok(plain.refused.length >= 4 && plain.accepted.length === 1 && plain.product.length >= 1);
+});
+
+/** `git diff --raw -z` text for entries, as git writes it. */
+function rawOf(entries: readonly DiffEntry[]): string {
+  return entries.map((e) =>
+    `:${e.oldMode} ${e.newMode} ${e.oldSha} ${e.newSha} ${e.status}${e.score ?? ""}\0` +
+    (e.oldPath !== undefined ? `${e.oldPath}\0` : "") + `${e.path}\0`
+  ).join("");
+}
+
+Deno.test("scopeOfRawDiff() gives classifyScope(parseRawDiff()) on random diffs of every kind", () => {
+  const words = [
+    "src",
+    "lib",
+    "app.ts",
+    "package.json",
+    ".github",
+    "workflows",
+    "ci.yml",
+    "netlify",
+    "functions",
+    "dist",
+    "node_modules",
+    "Dockerfile",
+    "README.md",
+    "run.sh",
+    "x.lock",
+  ];
+  const configs: ScopeConfig[] = [
+    NONE,
+    { gate: { product: ["src/**", "lib/**"], refuse: [] }, acceptedInfra: [] },
+    { gate: { product: [], refuse: ["README.md"] }, acceptedInfra: ["Dockerfile"] },
+  ];
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const path = () =>
+    Array.from({ length: 1 + rand(3) }, () => words[rand(words.length)]!).join("/") +
+    (rand(4) === 0 ? `/f${rand(1000)}.txt` : "");
+  const kinds: (() => DiffEntry)[] = [
+    () => mod(path()),
+    () => mod(path()),
+    () => mod(path()),
+    () => mod(path(), "100644", "100755"),
+    () => mod(path(), "120000", "120000"),
+    () => add(path()),
+    () => add(path(), "100755"),
+    () => del(path()),
+    () => ({ ...ren(path(), path()), status: "C", score: 90 }),
+    () => ({ ...mod(path()), status: "T", newMode: "120000" }),
+  ];
+  let compared = 0;
+  for (let round = 0; round < 300; round++) {
+    const entries = Array.from({ length: 1 + rand(12) }, () => kinds[rand(kinds.length)]!());
+    // A third of the diffs also rename something: the long way, the same answer.
+    if (round % 3 === 0) entries.push(ren(path(), path()));
+    const raw = rawOf(entries);
+    for (const config of configs) {
+      assert.deepEqual(scopeOfRawDiff(raw, config), classifyScope(parseRawDiff(raw), config), raw);
+      compared++;
+    }
+  }
+  assert.equal(compared, 900);
+  // Git's own trailing NULs, and no output at all.
+  assert.deepEqual(scopeOfRawDiff(rawOf([mod("src/a.ts")]) + "\0\0", NONE).product, ["src/a.ts"]);
+  assert.deepEqual(scopeOfRawDiff("", NONE), { refused: [], accepted: [], product: [] });
+});
+
+Deno.test("scopeOfRawDiff() refuses what parseRawDiff() refuses, with the same words", () => {
+  const plain = rawOf([mod("src/a.ts")]);
+  for (
+    const bad of [
+      plain + `:100644 100644 ${A} ${B} M\0\0`,
+      plain + `:100644 100644 ${A} ${B} M`,
+      plain + "not a header\0src/b.ts\0",
+      plain + `\0${plain}`,
+      `:100644 100644 ${A} ${A} R100\0only-one-path\0`,
+    ]
+  ) {
+    const said = (() => {
+      try {
+        parseRawDiff(bad);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return "nothing";
+    })();
+    assert.notEqual(said, "nothing", JSON.stringify(bad));
+    assert.throws(() => scopeOfRawDiff(bad, NONE), { message: said });
+  }
 });

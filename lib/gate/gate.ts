@@ -17,7 +17,7 @@ import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Report } from "../protocol/types.ts";
 import { type ReviewRecord, verdictFor, type VerdictRecord } from "../state/reviews.ts";
 import { BRIEF_FILE, RELAY_DIR, REPORT_FILE } from "../state/paths.ts";
-import { classifyScope, parseRawDiff, type ScopeConfig, type ScopeItem } from "./scope.ts";
+import { type Scope, type ScopeConfig, type ScopeItem, scopeOfRawDiff } from "./scope.ts";
 
 export interface GateInput {
   /** The primary repository (its refs/remotes are fresh: the caller fetched). */
@@ -65,11 +65,12 @@ export function prepareChecks(
   base: string,
   head: string,
 ): PreparedChecks {
-  const reading = git.readObjects([`${head}^{commit}`]);
+  // The scope diff first: it takes longest.
   const checking = Promise.all([
     scopeCheck(git, config, base, head),
     mergeableCheck(git, base, head),
   ]);
+  const reading = git.readObjects([`${head}^{commit}`]);
   reading.catch(() => {});
   checking.catch(() => {});
   const settled = Promise.allSettled([reading, checking]).then(() => {});
@@ -110,6 +111,11 @@ function check(
   files?: string[],
 ): GateCheck {
   return files === undefined ? { name, result, reason } : { name, result, reason, files };
+}
+
+/** A scope with no path in it: the diff it was read from was empty. */
+function isEmpty(scope: Scope): boolean {
+  return scope.product.length + scope.refused.length + scope.accepted.length === 0;
 }
 
 function listItems(items: readonly ScopeItem[]): string {
@@ -234,9 +240,8 @@ export async function scopeCheck(
       if (err instanceof CommandError) return null;
       throw err;
     });
-  let entries = direct === null ? [] : parseRawDiff(direct);
-
-  if (entries.length === 0) {
+  let scope = direct === null ? null : scopeOfRawDiff(direct, config);
+  if (scope === null || isEmpty(scope)) {
     const mb = await git.run(["merge-base", base, head], { allowFail: true });
     if (mb.code === 1) {
       return check("scope", "REFUSE", `the PR head shares no history with main ${short(base)}`);
@@ -245,10 +250,11 @@ export async function scopeCheck(
       return check("scope", "WAIT", `git merge-base failed (exit ${mb.code}): ${mb.stderr.trim()}`);
     }
     const mergeBase = mb.stdout.trim();
-    if (direct === null) {
-      entries = parseRawDiff(await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"]));
-    }
-    if (entries.length === 0) {
+    scope ??= scopeOfRawDiff(
+      await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"]),
+      config,
+    );
+    if (isEmpty(scope)) {
       return check(
         "scope",
         "REFUSE",
@@ -256,8 +262,6 @@ export async function scopeCheck(
       );
     }
   }
-  const scope = classifyScope(entries, config);
-
   if (scope.refused.length > 0) {
     const accepted = scope.accepted.length > 0
       ? `; owner-accepted but also on it: ${listItems(scope.accepted)}`

@@ -30,24 +30,69 @@ export interface DiffEntry {
 
 const HEADER = /^:([0-7]{6}) ([0-7]{6}) ([0-9a-f]+) ([0-9a-f]+) ([ACDMRTUX])(\d*)$/;
 
-/** Parses `git diff --raw -z -M --no-abbrev` output. Throws on anything else. */
-export function parseRawDiff(out: string): DiffEntry[] {
-  const tokens = out.split("\0");
-  const entries: DiffEntry[] = [];
-  let i = 0;
-  const next = (what: string): string => {
-    const token = tokens[i++];
-    if (token === undefined || token === "") {
+/** The header of what most of a big PR is: a plain file changed in place. */
+const PLAIN_MODIFIED = /:100644 100644 [0-9a-f]+ [0-9a-f]+ M\0/y;
+
+/**
+ * `git diff --raw -z` output read field by field, as `out.split("\0")` would cut it: each
+ * entry a header, then one path (two for a rename or copy). Throws on anything else.
+ */
+class RawDiffReader {
+  #at = 0;
+  /** Entries read so far (for the messages). */
+  #count = 0;
+  constructor(readonly out: string) {}
+
+  /** The next NUL-ended field; undefined past the end. */
+  #field(): string | undefined {
+    const { out } = this;
+    if (this.#at > out.length) return undefined;
+    let end = out.indexOf("\0", this.#at);
+    if (end < 0) end = out.length;
+    const field = out.slice(this.#at, end);
+    this.#at = end + 1;
+    return field;
+  }
+
+  #path(what: string): string {
+    const field = this.#field();
+    if (field === undefined || field === "") {
       throw new Error(
-        `Cannot read git diff --raw output: ${what} is missing after entry ${entries.length + 1}`,
+        `Cannot read git diff --raw output: ${what} is missing after entry ${this.#count + 1}`,
       );
     }
-    return token;
-  };
-  while (i < tokens.length) {
-    const header = tokens[i++]!;
+    return field;
+  }
+
+  /**
+   * When the next entry is a plain file modified in place (M, mode 100644 before and after),
+   * its path; nothing is read until `skip`. Null for any other entry, or none.
+   */
+  peekPlain(): { path: string; next: number } | null {
+    PLAIN_MODIFIED.lastIndex = this.#at;
+    if (!PLAIN_MODIFIED.test(this.out)) return null;
+    const start = PLAIN_MODIFIED.lastIndex;
+    let end = this.out.indexOf("\0", start);
+    if (end < 0) end = this.out.length;
+    if (end === start) return null; // no path: next() says so
+    return { path: this.out.slice(start, end), next: end + 1 };
+  }
+
+  /** Moves past the entry `peekPlain` returned. */
+  skip(plain: { next: number }): void {
+    this.#at = plain.next;
+    this.#count++;
+  }
+
+  /** The next entry; null at the end. */
+  next(): DiffEntry | null {
+    const header = this.#field();
+    if (header === undefined) return null;
     if (header === "") {
-      if (tokens.slice(i).every((t) => t === "")) break;
+      if (/^\0*$/.test(this.out.slice(this.#at))) {
+        this.#at = this.out.length + 1;
+        return null;
+      }
       throw new Error("Cannot read git diff --raw output: an empty field between entries");
     }
     const m = HEADER.exec(header);
@@ -67,13 +112,21 @@ export function parseRawDiff(out: string): DiffEntry[] {
     };
     if (m[6]) entry.score = Number(m[6]);
     if (status === "R" || status === "C") {
-      entry.oldPath = next("the source path");
-      entry.path = next("the destination path");
+      entry.oldPath = this.#path("the source path");
+      entry.path = this.#path("the destination path");
     } else {
-      entry.path = next("the path");
+      entry.path = this.#path("the path");
     }
-    entries.push(entry);
+    this.#count++;
+    return entry;
   }
+}
+
+/** Parses `git diff --raw -z -M --no-abbrev` output. Throws on anything else. */
+export function parseRawDiff(out: string): DiffEntry[] {
+  const reader = new RawDiffReader(out);
+  const entries: DiffEntry[] = [];
+  for (let entry = reader.next(); entry !== null; entry = reader.next()) entries.push(entry);
   return entries;
 }
 
@@ -160,9 +213,10 @@ function refusalsFor(config: ScopeConfig): Refusals {
   return refusals.value;
 }
 
-/** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
-export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
+/** How a branch's paths are sorted (classifyScope), one path at a time, into `scope`. */
+function scopeSorter(config: ScopeConfig) {
   relayFiles ??= new GlobSet(RELAY_FILES);
+  const relay = relayFiles;
   const { set, builtInFrom, refuseFrom, neverCommit, refuse } = refusalsFor(config);
   const product = new GlobSet(config.gate.product);
   const accepted = new GlobSet(config.acceptedInfra);
@@ -178,12 +232,7 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
     // Most paths of a PR: matched by nothing, a plain file, nothing configured. The full
     // look below would find no reason either (a path with a leading ./ or / aside: its build
     // output check is the matcher's own).
-    if (
-      hits.length === 0 && byMode.length === 0 && !productGiven &&
-      path.charCodeAt(0) !== SLASH && !path.startsWith("./")
-    ) {
-      return null;
-    }
+    if (hits.length === 0 && byMode.length === 0 && !productGiven && isPlainPath(path)) return null;
     const found: string[] = [];
     // Removing build output a branch once carried is the fix, not the problem.
     if (entry.status !== "D" && path === entry.path) {
@@ -210,11 +259,26 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
     }
     // Two globs may give one reason (two manifests of one kind): each is said once.
     const item = { path, why: [...new Set(why)].join(", ") };
-    const relayFile = relayFiles!.test(path);
-    if (!relayFile && accepted.test(path)) scope.accepted.push(item);
+    if (!relay.test(path) && accepted.test(path)) scope.accepted.push(item);
     else scope.refused.push(item);
   };
+  /**
+   * True when `path` is product code for certain, with no entry needed: it matches no glob
+   * and nothing narrows product code (a plain file modified in place has no other reason).
+   */
+  const plainProduct = (path: string) =>
+    !productGiven && isPlainPath(path) && set.matches(path).length === 0;
+  return { scope, reasonsOf, place, plainProduct };
+}
 
+/** A path with no leading ./ or / (git never writes one): the glob set's answer is the whole answer. */
+function isPlainPath(path: string): boolean {
+  return path.charCodeAt(0) !== SLASH && !path.startsWith("./");
+}
+
+/** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
+export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
+  const { scope, reasonsOf, place } = scopeSorter(config);
   // A tree diff names each path once, unless a rename's old path is also another entry's
   // (renamed away and added anew): without renames, no map of paths is needed.
   if (!entries.some((e) => e.status === "R")) {
@@ -244,4 +308,26 @@ export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig
   }
   for (const [path, why] of reasons) place(path, why);
   return scope;
+}
+
+/**
+ * `classifyScope(parseRawDiff(out), config)`, the same answer, without an entry for what
+ * most of a big PR is: a plain file changed in place that no glob matches (10,000 of them
+ * are read in half the time). A diff with a rename is read the long way.
+ */
+export function scopeOfRawDiff(out: string, config: ScopeConfig): Scope {
+  const { scope, reasonsOf, place, plainProduct } = scopeSorter(config);
+  const reader = new RawDiffReader(out);
+  for (;;) {
+    const plain = reader.peekPlain();
+    if (plain !== null && plainProduct(plain.path)) {
+      scope.product.push(plain.path);
+      reader.skip(plain);
+      continue;
+    }
+    const entry = reader.next();
+    if (entry === null) return scope;
+    if (entry.status === "R") return classifyScope(parseRawDiff(out), config);
+    place(entry.path, reasonsOf(entry, entry.path, modeReasons(entry)));
+  }
 }

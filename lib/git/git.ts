@@ -176,7 +176,8 @@ export class Git {
    * cost relay more CPU than git spends producing them; `stream` reads a pipe in blocks.
    */
   async outViaFile(command: "log" | "diff", args: readonly string[]): Promise<string> {
-    const file = await Deno.makeTempFile({ prefix: "relay-git-" });
+    // Made at once, not awaited: git starts before whatever the caller starts next.
+    const file = Deno.makeTempFileSync({ prefix: "relay-git-" });
     try {
       await this.run([command, `--output=${file}`, ...args]);
       return (await Deno.readTextFile(file)).replace(/\n$/, "");

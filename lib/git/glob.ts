@@ -16,17 +16,18 @@
  * file below a folder of that name (write `name/` for that).
  */
 
-/** A glob taken apart: the RegExp body of its pattern, and how the body applies to a path. */
+/** A glob taken apart: its pattern, and how the pattern applies to a path. */
 interface ParsedGlob {
   /** The pattern without its leading and trailing `/`. */
   pattern: string;
-  /** The pattern as a RegExp body (no anchors). */
-  body: string;
   /** A trailing `/`: the folder and everything below it. */
   folder: boolean;
   /** A `/` in the pattern: matched from the root; else at any depth. */
   anchored: boolean;
 }
+
+/** A pattern with nothing but literal characters: its RegExp can wait until it is needed. */
+const PLAIN = /^[^*?[\\]*$/;
 
 function parseGlob(glob: string): ParsedGlob {
   let pattern = glob.trim();
@@ -38,13 +39,13 @@ function parseGlob(glob: string): ParsedGlob {
   const anchored = pattern.includes("/");
   pattern = pattern.replace(/^\/+/, "");
   if (pattern === "") throw new Error(`Cannot use glob ${JSON.stringify(glob)}: it is empty`);
-  return { pattern, body: translate(pattern), folder, anchored };
+  return { pattern, folder, anchored };
 }
 
 function toRegExp(g: ParsedGlob): RegExp {
   const prefix = g.anchored ? "^" : "^(?:.*/)?";
   const suffix = g.folder ? "(?:/.*)?$" : "$";
-  return new RegExp(prefix + g.body + suffix, "i");
+  return new RegExp(prefix + translate(g.pattern) + suffix, "i");
 }
 
 /** Compiles a glob into an anchored, case-insensitive RegExp over repo-relative paths. */
@@ -64,6 +65,9 @@ export function normalizePath(path: string): string {
 
 // deno-lint-ignore no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
+/** ASCII with no capital letter: a path that is its own lower case (most are). */
+// deno-lint-ignore no-control-regex
+const ASCII_LOWER = /^[\x00-\x40\x5b-\x7f]*$/;
 
 /** A glob that needs its RegExp run: one with `*` or `?`, `[…]`, `\\` or beyond ASCII. */
 interface Tested {
@@ -86,6 +90,8 @@ interface Named {
  */
 class SegmentGlobs {
   readonly #names = new Map<string, Named>();
+  /** The shape (see `shape`) of every name in `#names`. */
+  readonly #shapes = new Set<number>();
   /** By the char code of a literal first (last) character, lower-cased: ASCII only. */
   readonly #byFirst: (Tested[] | undefined)[] = [];
   readonly #byLast: (Tested[] | undefined)[] = [];
@@ -94,7 +100,7 @@ class SegmentGlobs {
   add(index: number, g: ParsedGlob): void {
     const p = g.pattern;
     if (!ASCII.test(p) || /[[\\]/.test(p) || p.includes("**")) {
-      this.#always.push({ index, re: new RegExp(`^(?:${g.body})$`, "i") });
+      this.#always.push({ index, re: new RegExp(`^(?:${translate(p)})$`, "i") });
       return;
     }
     const key = p.toLowerCase();
@@ -102,7 +108,7 @@ class SegmentGlobs {
       this.#named(key).hits.push(index);
       return;
     }
-    const entry = { index, re: new RegExp(`^(?:${g.body})$`, "i") };
+    const entry = { index, re: new RegExp(`^(?:${translate(p)})$`, "i") };
     const [first, last] = [key[0]!, key[key.length - 1]!];
     if (!/[*?]/.test(first)) (this.#byFirst[first.charCodeAt(0)] ??= []).push(entry);
     else if (!/[*?]/.test(last)) (this.#byLast[last.charCodeAt(0)] ??= []).push(entry);
@@ -117,11 +123,14 @@ class SegmentGlobs {
   #named(key: string): Named {
     let named = this.#names.get(key);
     if (named === undefined) this.#names.set(key, named = { hits: [], whole: [] });
+    this.#shapes.add(shape(key));
     return named;
   }
 
   /** The globs a segment that is exactly `segment` (lower-cased) gets, if any. */
   named(segment: string): Named | undefined {
+    // Most segments name nothing: their length and first character rule out a lookup.
+    if (!this.#shapes.has(shape(segment))) return undefined;
     return this.#names.get(segment);
   }
 
@@ -136,6 +145,11 @@ class SegmentGlobs {
     if (last !== undefined) found = testEach(last, segment, found);
     return this.#always.length > 0 ? testEach(this.#always, segment, found) : found;
   }
+}
+
+/** A segment's length and first character, as one number: a cheap first look before a lookup. */
+function shape(segment: string): number {
+  return segment.length * 65536 + segment.charCodeAt(0);
 }
 
 function append(found: number[] | null, indexes: readonly number[]): number[] {
@@ -174,7 +188,9 @@ const NONE: readonly number[] = Object.freeze([]);
  * RegExp's case-insensitivity is not toLowerCase's there).
  */
 export class GlobSet {
-  readonly #each: RegExp[];
+  /** Each glob's RegExp over a whole path; a plain name's is made when first needed. */
+  readonly #each: (RegExp | undefined)[];
+  readonly #parsed: ParsedGlob[];
   /** Folder globs: what a folder's segments are matched against. */
   readonly #folder = new SegmentGlobs();
   /**
@@ -196,7 +212,9 @@ export class GlobSet {
 
   constructor(globs: readonly string[]) {
     const parsed = globs.map(parseGlob);
-    this.#each = parsed.map(toRegExp);
+    this.#parsed = parsed;
+    // Anything but a plain name is compiled now: a glob RegExp refuses fails here, not later.
+    this.#each = parsed.map((g) => PLAIN.test(g.pattern) ? undefined : toRegExp(g));
     for (const [index, g] of parsed.entries()) {
       if (g.anchored) {
         const last = g.pattern.slice(g.pattern.lastIndexOf("/") + 1);
@@ -215,10 +233,10 @@ export class GlobSet {
 
   /** The indexes of the globs `path` matches, in the globs' order. */
   matches(path: string): readonly number[] {
-    if (!ASCII.test(path)) {
-      return this.#each.flatMap((re, index) => re.test(path) ? [index] : []);
+    const lower = ASCII_LOWER.test(path) ? path : ASCII.test(path) ? path.toLowerCase() : undefined;
+    if (lower === undefined) {
+      return this.#parsed.flatMap((_, index) => this.#re(index).test(path) ? [index] : []);
     }
-    const lower = path.toLowerCase();
     const slash = lower.lastIndexOf("/");
     const folder = slash < 0 ? null : this.#inFolder(lower.slice(0, slash));
     const base = slash < 0 ? lower : lower.slice(slash + 1);
@@ -237,9 +255,13 @@ export class GlobSet {
     return found.length > 1 ? [...new Set(found)].sort((a, b) => a - b) : found;
   }
 
+  #re(index: number): RegExp {
+    return this.#each[index] ??= toRegExp(this.#parsed[index]!);
+  }
+
   #tryWhole(indexes: readonly number[], path: string, found: number[] | null): number[] | null {
     for (const index of indexes) {
-      if (this.#each[index]!.test(path)) (found ??= []).push(index);
+      if (this.#re(index).test(path)) (found ??= []).push(index);
     }
     return found;
   }

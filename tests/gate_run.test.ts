@@ -643,3 +643,35 @@ Deno.test("loadGateInput() that finds no PR lets the checks it started end befor
   assert.ok(git.started - before >= 4, `${git.started - before} git commands`);
   assert.equal(git.underWay, 0, "a git command of the gate is still running");
 });
+
+Deno.test("the branch moved after the report: the checks started for the report's head have ended when the gate answers", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const moved = await commitOn(s.scene, "task-1", { write: { "src/more.txt": "x\n" } }, "more");
+  const git = new CountingGit(s.scene.work);
+  await git.fetch("origin");
+  const { input } = await loadGateInput({
+    git,
+    commonDir: join(s.scene.work, ".git"),
+    config: await loadRepoConfig(s.scene.work),
+  });
+  input.revalidate = NO_REVALIDATE;
+  assert.equal(input.prepared?.head, s.head);
+  // The dropped checks' end is held back: the gate must not answer before it.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const prepared = input.prepared!;
+  input.prepared = { ...prepared, settled: prepared.settled.then(() => held) };
+  let answered = false;
+  const judging = runGate(input).then((d) => {
+    answered = true;
+    return d;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(answered, false, "the gate answered before the checks it dropped had ended");
+  release();
+  const decision = await judging;
+  assert.equal(decision.head, moved);
+  assert.equal(byName(decision, "scope").reason, "2 product files changed");
+  assert.equal(git.underWay, 0, "a git command of the gate is still running");
+});

@@ -1,12 +1,12 @@
 /**
  * What a Git remembers and what it runs once: answers about objects named by a full id
  * (a commit's tree, a file at a commit) are read once, answers about names that move
- * (HEAD) every time; a process's first fetch in a repository runs git's automatic
- * maintenance, its later fetches do not (nor does any other git command relay runs).
+ * (HEAD) every time; git's automatic maintenance runs after a process's first fetch in a
+ * repository, not after its later fetches nor any other git command relay runs.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Git, SAFE_CONFIG } from "../lib/git/git.ts";
+import { Git } from "../lib/git/git.ts";
 
 const ENV = {
   GIT_AUTHOR_NAME: "T",
@@ -48,6 +48,7 @@ Deno.test("Git reads a full id's tree and files once, and HEAD's every time", as
 
     assert.equal(await git.showFile(first, "REPORT.md"), "one\n");
     assert.equal(await git.showFile(first, "REPORT.md"), "one\n");
+    // Not there: null, asked again each time (git says the same of a commit not fetched yet).
     assert.equal(await git.showFile(first, "MISSING.md"), null);
     assert.equal(await git.showFile(first, "MISSING.md"), null);
     const tree = await sh(dir, "rev-parse", `${first}^{tree}`);
@@ -57,14 +58,25 @@ Deno.test("Git reads a full id's tree and files once, and HEAD's every time", as
     const [a, b] = await Promise.all([git.treeOf(first), git.treeOf(first)]);
     assert.equal(a, tree);
     assert.equal(b, tree);
-    assert.equal(git.ran.length, 3, git.ran.map((r) => r.join(" ")).join("\n"));
+    assert.equal(git.ran.length, 4, git.ran.map((r) => r.join(" ")).join("\n"));
 
     // A name that moves is asked again: the new commit's file and tree, not the first's.
     assert.equal(await git.showFile("HEAD", "REPORT.md"), "one\n");
     const second = await commit(dir, "REPORT.md", "two\n");
     assert.equal(await git.showFile("HEAD", "REPORT.md"), "two\n");
     assert.equal(await git.treeOf("HEAD"), await sh(dir, "rev-parse", `${second}^{tree}`));
-    assert.equal(git.ran.length, 6);
+    assert.equal(git.ran.length, 7);
+    // A commit this clone does not have yet: null now, the file once it is there.
+    const elsewhere = await Deno.makeTempDir({ prefix: "relay-fixed-objects-other-" });
+    try {
+      await sh(elsewhere, "init", "--quiet", "--initial-branch=main");
+      const later = await commit(elsewhere, "LATER.md", "later\n");
+      assert.equal(await git.showFile(later, "LATER.md"), null);
+      await sh(dir, "fetch", "--quiet", elsewhere, "main");
+      assert.equal(await git.showFile(later, "LATER.md"), "later\n");
+    } finally {
+      await Deno.remove(elsewhere, { recursive: true });
+    }
     // A failure to run git is not kept as an answer.
     await assert.rejects(new Git(join(dir, "no-such-folder")).treeOf(first));
   } finally {
@@ -72,7 +84,7 @@ Deno.test("Git reads a full id's tree and files once, and HEAD's every time", as
   }
 });
 
-Deno.test("Git runs automatic maintenance on its first fetch in a repository, not after", async () => {
+Deno.test("Git lets git's automatic maintenance run after its first fetch in a repository, and never after", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-fetch-maintenance-" });
   try {
     const origin = join(dir, "origin.git");
@@ -83,24 +95,45 @@ Deno.test("Git runs automatic maintenance on its first fetch in a repository, no
     await sh(dir, "clone", "--quiet", `file://${origin}`, other);
     await commit(work, "a.txt", "a\n");
     await sh(work, "push", "--quiet", "origin", "main");
-
-    const maintenance = (argv: string[]) =>
-      argv.filter((a) => a.endsWith("auto-maintenance")).join(" ");
-    const git = new RecordingGit(work);
-    await git.fetch("origin", { maintenance: false });
-    await git.fetch("origin");
-    await git.fetch("origin");
-    assert.deepEqual(git.ran.map(maintenance), [
-      "--no-auto-maintenance",
-      "--auto-maintenance",
-      "--no-auto-maintenance",
-    ]);
-    // Another repository is another first fetch.
-    const elsewhere = new RecordingGit(other);
-    await elsewhere.fetch("origin");
-    assert.deepEqual(elsewhere.ran.map(maintenance), ["--auto-maintenance"]);
-    // Every other command relay runs has it off: git would start it after a commit or merge.
-    assert.deepEqual(SAFE_CONFIG.slice(-2), ["-c", "maintenance.auto=false"]);
+    // One process of its own (what it has fetched is its own), with git's trace2 events on
+    // (GIT_TRACE2_EVENT is read from the environment only): each step, then `git version`
+    // as a mark between steps.
+    const script = join(dir, "steps.ts");
+    const gitModule = new URL("../lib/git/git.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { Git } from ${JSON.stringify(gitModule)};
+const work = new Git(${JSON.stringify(work)});
+const mark = () => work.run(["version"]);
+await work.fetch("origin", { maintenance: false }); await mark();
+await work.fetch("origin"); await mark();
+await work.fetch("origin"); await mark();
+await Deno.writeTextFile(${JSON.stringify(join(work, "b.txt"))}, "b\\n");
+await work.run(["add", "--", "b.txt"]);
+await work.run(["commit", "--quiet", "-m", "b"]); await mark();
+await new Git(${JSON.stringify(other)}).fetch("origin");
+`,
+    );
+    const events = join(dir, "events.json");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-all", "--no-config", script],
+      env: { ...ENV, GIT_TRACE2_EVENT: events },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const argvs = (await Deno.readTextFile(events)).split("\n")
+      .filter((l) => l.includes('"event":"start"'))
+      .map((l) => (JSON.parse(l).argv as string[]).slice(1).join(" "));
+    // The steps, as the marks cut them; in each, the maintenance runs git started.
+    const steps: string[][] = [[]];
+    for (const argv of argvs) {
+      if (/^-c .* version$/.test(argv)) steps.push([]);
+      else steps.at(-1)!.push(argv);
+    }
+    const maintenance = steps.map((step) => step.filter((a) => a.startsWith("maintenance run")));
+    assert.deepEqual(maintenance.map((m) => m.length), [0, 1, 0, 0, 1], argvs.join("\n"));
+    assert.ok(steps[3]!.some((a) => a.endsWith("commit --quiet -m b")), steps[3]!.join("\n"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

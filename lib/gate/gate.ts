@@ -124,15 +124,21 @@ function listItems(items: readonly ScopeItem[]): string {
 
 /** Runs every check and decides. Throws only when git cannot answer at all. */
 export async function runGate(input: GateInput): Promise<GateDecision> {
+  try {
+    return await judge(input);
+  } finally {
+    // Checks started for another head are not used, and not waited for before the right ones
+    // start; whatever happens, they have ended before the gate returns or throws.
+    await input.prepared?.settled;
+  }
+}
+
+async function judge(input: GateInput): Promise<GateDecision> {
   const { git, config, pr } = input;
   const mainName = `${config.remote}/${config.main}`;
   const early = input.prepared;
-  const base = input.base ?? await git.resolve(`refs/remotes/${mainName}`).catch(async (err) => {
-    await early?.settled;
-    throw err;
-  });
+  const base = input.base ?? await git.resolve(`refs/remotes/${mainName}`);
   if (base === null) {
-    await early?.settled;
     throw new Error(
       `Cannot run the gate: "${mainName}" does not exist (fetch "${config.remote}" first)`,
     );
@@ -141,10 +147,7 @@ export async function runGate(input: GateInput): Promise<GateDecision> {
     new Error(
       `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
     );
-  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) {
-    await early?.settled;
-    throw notACommit();
-  }
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) throw notACommit();
   const head = pr.head;
 
   // The git work of the checks is independent: it runs side by side, beside the read of
@@ -153,7 +156,6 @@ export async function runGate(input: GateInput): Promise<GateDecision> {
   // paperwork is asked only when the verdict check will need it (a PASS, not stale, given
   // on another main).
   const fits = early !== undefined && early.base === base && early.head === head;
-  if (early !== undefined && !fits) await early.settled; // no git of it left running
   const { reading, checking, settled } = fits ? early : prepareChecks(git, config, base, head);
   const v = verdictFor(input.review, head);
   const movedAsked = v !== undefined && v.verdict !== "FAIL" && !v.stale && v.main !== base;

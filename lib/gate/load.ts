@@ -130,8 +130,8 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
 
   // The checks' git work starts now, for the head the report names (the PR's, unless the
   // branch moved since), and runs while the forge is asked. runGate uses it if the PR's head
-  // is that one, and otherwise lets it end first; when loading fails, it has ended before
-  // the error is thrown.
+  // is that one. When loading fails or finds nothing to gate (the PR merged or closed), it has
+  // ended before that is said: such a `relay gate` costs what judging the PR would have.
   const prepared = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(report.head)
     ? prepareChecks(git, config, originMain, report.head)
     : undefined;

@@ -276,11 +276,14 @@ function isPlainPath(path: string): boolean {
   return path.charCodeAt(0) !== SLASH && !path.startsWith("./");
 }
 
-/** Sorts a branch's changes into product code, refusals, and owner-accepted infra. */
+/**
+ * Sorts a branch's changes into product code, refusals, and owner-accepted infra. `entries`
+ * are a tree diff's, as `git diff --raw -M` (no -C, no -B) gives them: each path in one entry,
+ * but for a rename's old path, which may also be another entry's (renamed away, added anew).
+ */
 export function classifyScope(entries: readonly DiffEntry[], config: ScopeConfig): Scope {
   const { scope, reasonsOf, place } = scopeSorter(config);
-  // A tree diff names each path once, unless a rename's old path is also another entry's
-  // (renamed away and added anew): without renames, no map of paths is needed.
+  // Without renames each path is in one entry: no map of paths is needed.
   if (!entries.some((e) => e.status === "R")) {
     for (const entry of entries) {
       place(entry.path, reasonsOf(entry, entry.path, modeReasons(entry)));

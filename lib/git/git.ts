@@ -45,11 +45,15 @@ export const SAFE_CONFIG: readonly string[] = [
   "core.fsmonitor=false",
   "-c",
   `core.hooksPath=${NO_HOOKS}`,
-  // No `git maintenance run --auto` after each commit, merge or fetch relay makes: a tick's
-  // first fetch runs it (see Git.fetch), once.
-  "-c",
-  "maintenance.auto=false",
 ];
+
+/**
+ * No `git maintenance run --auto` after each commit, merge or fetch relay makes: a process's
+ * first fetch in a repository lets it run (GitOptions.autoMaintenance), once. Git gives this
+ * setting the last word (a fetch's --auto-maintenance does not override it), so that fetch
+ * runs without it, and the repository's own maintenance.auto decides.
+ */
+const NO_AUTO_MAINTENANCE: readonly string[] = ["-c", "maintenance.auto=false"];
 
 export const NETWORK_TIMEOUT_MS = 120_000;
 
@@ -65,6 +69,8 @@ export interface GitOptions {
   stdin?: string;
   /** Also return stdout's bytes (RunResult.bytes). */
   stdoutBytes?: boolean;
+  /** Let git run its automatic maintenance after this command (see NO_AUTO_MAINTENANCE). */
+  autoMaintenance?: true;
 }
 
 /**
@@ -111,8 +117,14 @@ export interface GitObject {
 const BATCH_HEADER = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([a-z]+) (\d+)$/;
 const BATCH_NONE = / (?:missing|ambiguous)$/;
 
-/** A full object id: what it names never changes, so what git said of it can be kept. */
+/**
+ * A full object id: what it names never changes, so what git said of it can be kept. (A 64-hex
+ * string in a SHA-1 repository would be read as a ref name; relay passes only ids git gave it.)
+ */
 const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** `git show` could not show a file: null to the caller, and not kept. */
+class NotShown extends Error {}
 
 export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
@@ -121,14 +133,14 @@ export class Git {
    * Answers about objects named by a full id (a commit's tree, a file at a commit), kept for
    * this Git's life: a review tick asks for the same ones turn after turn.
    */
-  readonly #fixed = new Map<string, Promise<string | null>>();
+  readonly #fixed = new Map<string, Promise<string>>();
 
-  #once(key: string, read: () => Promise<string | null>): Promise<string | null> {
+  #once(key: string, read: () => Promise<string>): Promise<string> {
     let answer = this.#fixed.get(key);
     if (answer === undefined) {
       answer = read();
       this.#fixed.set(key, answer);
-      // A failure (git could not run) is not an answer to keep.
+      // A failure (no such file, git could not run) is not an answer to keep.
       answer.catch(() => this.#fixed.delete(key));
     }
     return answer;
@@ -139,7 +151,8 @@ export class Git {
    * unless `allowFail`.
    */
   run(args: readonly string[], opts: GitOptions = {}): Promise<RunResult> {
-    return run(["git", ...SAFE_CONFIG, ...args], {
+    const config = opts.autoMaintenance ? SAFE_CONFIG : [...SAFE_CONFIG, ...NO_AUTO_MAINTENANCE];
+    return run(["git", ...config, ...args], {
       cwd: this.cwd,
       env: { ...GIT_ENV, ...opts.env },
       unsetEnv: GIT_UNSET,
@@ -161,7 +174,7 @@ export class Git {
    * every commit, thousands of small reads.
    */
   async stream(args: readonly string[], onChunk: (chunk: Uint8Array) => void): Promise<void> {
-    await run(["git", ...SAFE_CONFIG, ...args], {
+    await run(["git", ...SAFE_CONFIG, ...NO_AUTO_MAINTENANCE, ...args], {
       cwd: this.cwd,
       env: { ...GIT_ENV, GIT_FLUSH: "0" },
       unsetEnv: GIT_UNSET,
@@ -253,19 +266,25 @@ export class Git {
 
   async treeOf(rev: string): Promise<string> {
     const read = () => this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
-    return FULL_ID.test(rev) ? (await this.#once(`tree ${rev}`, read))! : await read();
+    return FULL_ID.test(rev) ? await this.#once(`tree ${rev}`, read) : await read();
   }
 
   /**
    * `git show <rev>:<path>`: the file at a revision, or null when git cannot show it (no such
-   * revision or path). Asked again of a full commit id, the first answer is given.
+   * revision or path). Asked again of a full commit id, a file it showed is given again; a null
+   * is not kept (git says the same for a commit not fetched yet as for a path not in it).
    */
   async showFile(rev: string, path: string): Promise<string | null> {
     const read = async () => {
       const res = await this.run(["show", `${rev}:${path}`], { allowFail: true });
-      return res.code === 0 ? res.stdout : null;
+      if (res.code === 0) return res.stdout;
+      throw new NotShown();
     };
-    return FULL_ID.test(rev) ? await this.#once(`show ${rev}:${path}`, read) : await read();
+    const answer = FULL_ID.test(rev) ? this.#once(`show ${rev}:${path}`, read) : read();
+    return await answer.catch((err) => {
+      if (err instanceof NotShown) return null;
+      throw err;
+    });
   }
 
   async head(): Promise<string> {
@@ -296,16 +315,18 @@ export class Git {
       "--quiet",
       "--prune",
       "--no-tags",
-      // Overrides SAFE_CONFIG's maintenance.auto=false, for this fetch.
-      opts.maintenance === false || maintained.has(this.cwd)
-        ? "--no-auto-maintenance"
-        : "--auto-maintenance",
+      ...(opts.maintenance === false ? ["--no-auto-maintenance"] : []),
       "--",
       remote,
       ...(opts.refspecs ?? []),
     ];
     for (let attempt = 1;; attempt++) {
-      const res = await this.run(args, { timeoutMs: this.networkTimeoutMs, allowFail: true })
+      const maintain = opts.maintenance !== false && !maintained.has(this.cwd);
+      const res = await this.run(args, {
+        timeoutMs: this.networkTimeoutMs,
+        allowFail: true,
+        ...(maintain ? { autoMaintenance: true as const } : {}),
+      })
         .catch((err) => {
           // Cut off at the network timeout: the remote did not answer in time.
           if (err instanceof CommandError && err.code === null && /timed out/.test(err.message)) {

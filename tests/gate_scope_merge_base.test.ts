@@ -9,15 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scopeCheck } from "../lib/gate/gate.ts";
 import { Git } from "../lib/git/git.ts";
-
-const ENV = {
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@test.invalid",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@test.invalid",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
+import { GIT_ENV as ENV } from "./helpers/git_env.ts";
 
 const CONFIG = { gate: { product: [], refuse: [] }, acceptedInfra: [] };
 

@@ -7,21 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
-
-const ENV = {
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@test.invalid",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@test.invalid",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
-
-async function sh(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", { args, cwd, env: ENV, stdout: "piped" }).output();
-  if (out.code !== 0) throw new Error(`git ${args.join(" ")} exited ${out.code}`);
-  return new TextDecoder().decode(out.stdout).trim();
-}
+import { git as sh, GIT_ENV as ENV } from "./helpers/git_env.ts";
 
 /** A Git that writes down the argv of every command it runs. */
 class RecordingGit extends Git {

@@ -16,32 +16,9 @@ import {
   renewLease,
   takeLease,
 } from "../lib/git/lease.ts";
-
-const ENV = {
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@test.invalid",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@test.invalid",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
+import { git as sh, GIT_ENV as ENV } from "./helpers/git_env.ts";
 
 const TTL = 10 * 60_000;
-
-async function sh(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args,
-    cwd,
-    env: ENV,
-    stderr: "piped",
-    stdout: "piped",
-  })
-    .output();
-  if (out.code !== 0) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout).trim();
-}
 
 function holder(machine: string) {
   return { machine, host: `host-${machine}`, pid: 100, run: `run-${machine}` };

@@ -7,30 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
 import { appendNote, NOTES_REF, pushNotes, readAllNotes, readNote } from "../lib/git/notes.ts";
-
-const ENV = {
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@test.invalid",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@test.invalid",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
-
-async function sh(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args,
-    cwd,
-    env: ENV,
-    stderr: "piped",
-    stdout: "piped",
-  })
-    .output();
-  if (out.code !== 0) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout).trim();
-}
+import { git as sh, GIT_ENV as ENV } from "./helpers/git_env.ts";
 
 Deno.test("notes: a repeated record is not appended twice; two clones' notes both reach the remote", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-notes-" });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
-import { git as sh, GIT_ENV as ENV } from "./helpers/git_env.ts";
+import { git as sh } from "./helpers/git_env.ts";
 
 Deno.test("Git.readObjects() reads commits and blobs in one call, null for what is not there", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-read-objects-" });

@@ -252,3 +252,84 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   );
   assert.ok(lease.released, JSON.stringify(lease));
 });
+
+/** The stateful stand-in for gh (tests/fixtures/gh-stateful/): one GitHub all machines share. */
+function sharedGitHub(
+  scene: Scene,
+): { PATH: string; FAKEGH_ORIGIN: string; FAKEGH_STATE: string } {
+  return {
+    PATH: `${new URL("./fixtures/gh-stateful", import.meta.url).pathname}:${scene.env.PATH}`,
+    FAKEGH_ORIGIN: scene.origin,
+    FAKEGH_STATE: join(scene.dir, "gh.json"),
+  };
+}
+
+Deno.test("split machines with forge: github: A polls, B reviews, C races both; each PR merges once", async () => {
+  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+  const gh = sharedGitHub(scene);
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  for (let i = 1; i <= TASKS; i++) {
+    const stdin = brief({ title: `Step ${i}` });
+    const res = await scene.relay(["inbox", "add", "-"], { stdin, env: gh });
+    assert.equal(res.code, 0, all(res));
+  }
+  assert.equal((await scene.relay(["promote"], { env: gh })).code, 0);
+
+  const { merged, transcript } = await minutes(scene, { a, b, c }, TASKS, gh);
+  const story = transcript.join("\n");
+  const mergedTasks = merged.map((s) => Number(/^Merge task-(\d+):/.exec(s)?.[1])).sort();
+  assert.deepEqual(mergedTasks, [1, 2, 3], `merges: ${merged.join(" | ")}\n${story}`);
+  const lines = (await Deno.readTextFile(launches)).split("\n").filter((l) => l !== "");
+  for (let t = 1; t <= TASKS; t++) {
+    assert.equal(lines.filter((l) => l.startsWith(`task ${t} `)).length, 1, lines.join(", "));
+  }
+  // On GitHub: three PRs, each merged once, by relay.
+  const prs = JSON.parse(await Deno.readTextFile(gh.FAKEGH_STATE)).prs as { state: string }[];
+  assert.deepEqual(prs.map((p) => p.state), ["MERGED", "MERGED", "MERGED"]);
+  const merges = (await Deno.readTextFile(`${gh.FAKEGH_STATE}.log`)).split("\n")
+    .filter((l) => l !== "" && /^\["pr","merge"/.test(JSON.stringify(JSON.parse(l).argv)));
+  assert.equal(merges.length, TASKS, merges.join("\n"));
+  // A reviewer machine that did not merge a PR reads the merging machine's note: no machine
+  // takes relay's merge for a person's, and the audit record says relay merged all three.
+  assert.doesNotMatch(story, /outside relay/, story);
+  const audit = await scene.relay(["audit"], { env: gh });
+  assert.equal(audit.code, 0, all(audit));
+  assert.match(audit.stdout, /3 reviewed merges, 0 merges handed to a person, 0 violations/);
+  // The leases are on the origin, and no tick left one held.
+  for (const role of ["executor", "reviewer"]) {
+    const lease = JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", `refs/relay/leases/${role}`], scene.origin),
+    );
+    assert.ok(lease.released, `${role} lease released: ${JSON.stringify(lease)}`);
+  }
+});
+
+Deno.test("split machines with forge: github: a reviewer machine that did not merge a PR reads the merging machine's note, never takes relay's merge for a person's", async () => {
+  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+  const gh = sharedGitHub(scene);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  for (const title of ["One", "Two"]) {
+    const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }), env: gh });
+    assert.equal(res.code, 0, all(res));
+  }
+  assert.equal((await scene.relay(["promote"], { env: gh })).code, 0);
+  const step = async (m: Machine, command: "poll" | "review", expect: RegExp) => {
+    const res = await tick(scene, m, command, gh);
+    assert.equal(res.code, 0, all(res));
+    assert.match(res.stdout, expect, all(res));
+  };
+  await step(b, "review", /idle: no report/); // pushes the promotion of task 1
+  await step(a, "poll", /task 1 shipped/);
+  await step(b, "review", /task 1 merged .*promoted task 2/);
+  // C never saw PR #1 open; the report on main is still task 1's, and GitHub says merged.
+  await step(c, "review", /task 1: #1 was merged by relay on another machine/);
+  const audit = await scene.relay(["audit"], { env: gh });
+  assert.equal(audit.code, 0, all(audit));
+  assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
+});

@@ -87,8 +87,8 @@ Options:
                         relay's release checked against SHA256SUMS. relay never installs it:
                         commit it yourself as .github/workflows/relay.yml (relay's merge gate
                         refuses a PR that touches .github/). Fill in its FILL IN steps; the
-                        repository must set machines: split with forge: plain
-                        (README: "Two machines: machines: split")
+                        repository must set machines: split (README: "Two machines:
+                        machines: split")
   --crontab-file <file> read and write this file instead of running crontab
   --unit-dir <folder>   write the units there; relay then runs no systemctl or launchctl
                         and prints the commands instead`,

@@ -80,15 +80,10 @@ export async function actionsInput(root: string, profilePath: string): Promise<{
       }`,
     );
   }
-  // Every Actions run is a fresh machine: only split mode (plain forge, today) works there.
+  // Every Actions run is a fresh machine: only split mode works there.
   if (config.machines !== "split") {
     notes.push(
       `warning: .relay/config.yaml has machines: ${config.machines}; the two jobs run on different machines, so set machines: split (README.md, "Two machines: machines: split") before you commit the workflow`,
-    );
-  }
-  if (config.forge === "github") {
-    notes.push(
-      "warning: forge: github with machines: split is refused today (exit 2): use forge: plain, with which relay pushes task branches and merges to main itself",
     );
   }
   return {
@@ -376,7 +371,7 @@ export function actionsWorkflow(input: ActionsInput): string {
     "#",
     ...comment(
       "",
-      'The two jobs run on different machines: every Actions run is a fresh machine, and nothing of .git/relay/ survives from one run to the next. So the repository must set machines: split in .relay/config.yaml (with forge: plain: split mode refuses forge: github today), which keeps leases and PR records as refs on the remote: README.md, "Two machines: machines: split".',
+      'The two jobs run on different machines: every Actions run is a fresh machine, and nothing of .git/relay/ survives from one run to the next. So the repository must set machines: split in .relay/config.yaml, which keeps the leases (and with forge: plain the PR records) as refs on the remote: README.md, "Two machines: machines: split".',
     ),
     "name: relay",
     "",

@@ -139,10 +139,6 @@ const repoSchema = z.strictObject({
 }).refine((c) => !(c.preview_url !== undefined && c.preview !== undefined), {
   message: "preview_url and preview are two ways to say where the preview is: set one",
   path: ["preview"],
-}).refine((c) => !(c.machines === "split" && c.forge === "github"), {
-  message:
-    "machines: split works with forge: plain only for now (its PR records and leases are refs on the remote; with GitHub relay does not yet take the leases)",
-  path: ["machines"],
 });
 
 const FIXES: Record<string, string> = {

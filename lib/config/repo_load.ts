@@ -321,8 +321,6 @@ export function parseCommonRepoConfig(text: string): RepoConfig | undefined {
     }
     if (!settle(s, key, value)) return undefined;
   }
-  // The schema refuses this pair: the full parser says why.
-  if (s.machines === "split" && s.forge === "github") return undefined;
   return settingsToConfig(s);
 }
 

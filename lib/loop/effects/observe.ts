@@ -61,6 +61,20 @@ export async function readSubject(
   return { report, brief, task: brief.fixes ?? brief.task, originMain };
 }
 
+/**
+ * machines: split — whether relay merged `head` on another machine. The plain forge's PR
+ * record on the remote says so itself; GitHub says only that the PR is merged. The machine
+ * that merged wrote a note on the head and pushed it before it let go of the reviewer's lease,
+ * so the remote's notes say it (read only for a merged PR this machine did not merge).
+ */
+async function mergedByRelayElsewhere(git: Git, remote: string, head: string): Promise<boolean> {
+  const { fetchNotes, parseNote, readNote, REMOTE_NOTES_REF } = await import("../../git/notes.ts");
+  if (!(await fetchNotes(git, remote))) return false;
+  return parseNote(await readNote(git, head, REMOTE_NOTES_REF)).some((r) =>
+    r.kind === "merged" && r.head === head && typeof r.by === "string" && r.by.startsWith("relay")
+  );
+}
+
 /** What `relay status` cannot know without the network. */
 export class Offline extends Error {
   override name = "Offline";
@@ -147,6 +161,12 @@ export async function observe(
     return { kind: "observed", seen, record };
   }
   const pr = await forge.find(brief.branch);
+  if (
+    pr?.state === "merged" && pr.mergedBy === undefined && config.machines === "split" &&
+    record.merged === undefined && await mergedByRelayElsewhere(primary, config.remote, pr.head)
+  ) {
+    pr.mergedBy = "relay";
+  }
   if (pr) tick.pr = pr;
   seen.pr = pr;
   if (mode.kind === "merge" && mode.accept) seen.openBranch = await openBranch(tick.repo.root);

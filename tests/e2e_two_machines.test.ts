@@ -333,3 +333,42 @@ Deno.test("split machines with forge: github: a reviewer machine that did not me
   assert.equal(audit.code, 0, all(audit));
   assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
 });
+
+Deno.test("split machines with forge: github: notes that could not be pushed keep the reviewer's lease until they are, so no machine takes relay's merge for a person's", async () => {
+  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+  const gh = sharedGitHub(scene);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  for (const title of ["One", "Two"]) {
+    const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }), env: gh });
+    assert.equal(res.code, 0, all(res));
+  }
+  assert.equal((await scene.relay(["promote"], { env: gh })).code, 0);
+  const step = async (m: Machine, command: "poll" | "review", expect: RegExp) => {
+    const res = await tick(scene, m, command, gh);
+    assert.equal(res.code, 0, all(res));
+    assert.match(res.stdout + res.stderr, expect, all(res));
+  };
+  await step(b, "review", /idle: no report/);
+  await step(a, "poll", /task 1 shipped/);
+  // The origin refuses relay's notes while `blocked` exists.
+  const blocked = join(scene.dir, "notes-blocked");
+  const hook = join(scene.origin, "hooks", "pre-receive");
+  await Deno.writeTextFile(
+    hook,
+    `#!/usr/bin/env bash\nwhile read -r old new ref; do\n  if [ "$ref" = refs/notes/relay ] && [ -e "${blocked}" ]; then echo "blocked notes" >&2; exit 1; fi\ndone\n`,
+  );
+  await Deno.chmod(hook, 0o755);
+  await Deno.writeTextFile(blocked, "");
+  await step(b, "review", /task 1 merged[\s\S]*notes were not pushed/);
+  // B keeps the reviewer's lease: C waits rather than judge the merge without B's note.
+  await step(c, "review", /busy: reviewer lease held/);
+  await Deno.remove(blocked);
+  // B's next tick pushes its notes and lets go; then C knows who merged.
+  await step(b, "review", /task 1 is merged/);
+  await step(c, "review", /task 1: #1 was merged by relay on another machine/);
+  const audit = await scene.relay(["audit"], { env: gh });
+  assert.equal(audit.code, 0, all(audit));
+  assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
+});

@@ -12,9 +12,11 @@ import { appendNote, type NoteRecord, pushNotes } from "../git/notes.ts";
 import type { PlannerEvent, PlannerState } from "../task/planner.ts";
 import type { PlanContext } from "./effects/context.ts";
 
-/** A file under `.git/relay/` that says notes were written and not pushed yet. */
+/** The file under `.git/relay/` that says notes were written and not pushed yet. */
+export const NOTES_UNPUSHED = "notes-unpushed";
+
 function unpushedMarker(ctx: PlanContext): string {
-  return join(ctx.state.dir, "notes-unpushed");
+  return join(ctx.state.dir, NOTES_UNPUSHED);
 }
 
 /** The note a planner fact adds, and the commit it goes on; null for facts that prove nothing. */

@@ -12,6 +12,7 @@
  * lib/loop/effects/; lib/loop/drive.ts runs the one between the other.
  */
 import { HoldError } from "../errors.ts";
+import { join } from "../path.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
 import { readHold } from "../state/hold.ts";
@@ -145,14 +146,24 @@ async function asSplitReviewer<R extends ReviewResult>(
   return result;
 }
 
-/** A review turn still journaled here (interrupted) keeps the lease; otherwise it is let go. */
+/**
+ * A review turn still journaled here (interrupted) keeps the lease; so do notes written here
+ * and not pushed yet: another machine tells relay's merge from a person's by the note on the
+ * head (lib/loop/effects/observe.ts), so it must not review before that note is on the remote.
+ * This machine's next tick renews the lease and pushes them. Otherwise the lease is let go.
+ */
 async function endReview(
   role: import("./split.ts").HeldRole,
   state: ReturnType<typeof statePaths>,
 ): Promise<void> {
   const { readTextOrNull } = await import("../state/json_file.ts");
-  if ((await readTextOrNull(state.reviewJournal)) !== null) await role.keep();
-  else await role.release();
+  const { NOTES_UNPUSHED } = await import("./notes.ts");
+  if (
+    (await readTextOrNull(state.reviewJournal)) !== null ||
+    (await readTextOrNull(join(state.dir, NOTES_UNPUSHED))) !== null
+  ) {
+    await role.keep();
+  } else await role.release();
 }
 
 async function reviewTick(

@@ -31,6 +31,7 @@ import {
   renewLease,
   takeLease,
 } from "../git/lease.ts";
+import { NOTES_FETCH_REFSPEC } from "../git/notes.ts";
 import type { Log } from "../proc/log.ts";
 import { hostname } from "../state/lock.ts";
 import { machineId, mayBeSplit } from "../state/machines.ts";
@@ -113,7 +114,7 @@ export class HeldRole {
 /** One fetch: main (all branches), the PR records and the leases. */
 export async function fetchAll(git: Git, remote: string): Promise<void> {
   await git.fetch(remote, {
-    refspecs: [`+refs/heads/*:refs/remotes/${remote}/*`, ...RELAY_REFSPECS],
+    refspecs: [`+refs/heads/*:refs/remotes/${remote}/*`, ...RELAY_REFSPECS, NOTES_FETCH_REFSPEC],
   });
 }
 

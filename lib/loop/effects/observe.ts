@@ -64,12 +64,12 @@ export async function readSubject(
 /**
  * machines: split — whether relay merged `head` on another machine. The plain forge's PR
  * record on the remote says so itself; GitHub says only that the PR is merged. The machine
- * that merged wrote a note on the head and pushed it before it let go of the reviewer's lease,
- * so the remote's notes say it (read only for a merged PR this machine did not merge).
+ * that merged wrote a note on the head, and let go of the reviewer's lease only once that
+ * note was pushed (lib/loop/review.ts); this tick's one fetch, made before it took the lease
+ * (which it could not have taken had the lease moved since), brought the remote's notes.
  */
-async function mergedByRelayElsewhere(git: Git, remote: string, head: string): Promise<boolean> {
-  const { fetchNotes, parseNote, readNote, REMOTE_NOTES_REF } = await import("../../git/notes.ts");
-  if (!(await fetchNotes(git, remote))) return false;
+async function mergedByRelayElsewhere(git: Git, head: string): Promise<boolean> {
+  const { parseNote, readNote, REMOTE_NOTES_REF } = await import("../../git/notes.ts");
   return parseNote(await readNote(git, head, REMOTE_NOTES_REF)).some((r) =>
     r.kind === "merged" && r.head === head && typeof r.by === "string" && r.by.startsWith("relay")
   );
@@ -163,7 +163,7 @@ export async function observe(
   const pr = await forge.find(brief.branch);
   if (
     pr?.state === "merged" && pr.mergedBy === undefined && config.machines === "split" &&
-    record.merged === undefined && await mergedByRelayElsewhere(primary, config.remote, pr.head)
+    record.merged === undefined && await mergedByRelayElsewhere(primary, pr.head)
   ) {
     pr.mergedBy = "relay";
   }

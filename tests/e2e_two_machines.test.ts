@@ -308,34 +308,12 @@ Deno.test("split machines with forge: github: A polls, B reviews, C races both; 
   }
 });
 
-Deno.test("split machines with forge: github: a reviewer machine that did not merge a PR reads the merging machine's note, never takes relay's merge for a person's", async () => {
-  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
-  const gh = sharedGitHub(scene);
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
-  for (const title of ["One", "Two"]) {
-    const res = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }), env: gh });
-    assert.equal(res.code, 0, all(res));
-  }
-  assert.equal((await scene.relay(["promote"], { env: gh })).code, 0);
-  const step = async (m: Machine, command: "poll" | "review", expect: RegExp) => {
-    const res = await tick(scene, m, command, gh);
-    assert.equal(res.code, 0, all(res));
-    assert.match(res.stdout, expect, all(res));
-  };
-  await step(b, "review", /idle: no report/); // pushes the promotion of task 1
-  await step(a, "poll", /task 1 shipped/);
-  await step(b, "review", /task 1 merged .*promoted task 2/);
-  // C never saw PR #1 open; the report on main is still task 1's, and GitHub says merged.
-  await step(c, "review", /task 1: #1 was merged by relay on another machine/);
-  const audit = await scene.relay(["audit"], { env: gh });
-  assert.equal(audit.code, 0, all(audit));
-  assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
-});
-
-Deno.test("split machines with forge: github: notes that could not be pushed keep the reviewer's lease until they are, so no machine takes relay's merge for a person's", async () => {
-  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+/**
+ * Machines B (the scene's clone, where a person queues), A and C over one GitHub stand-in,
+ * two briefs queued and the first promoted; `step` runs one tick that must exit 0 and say
+ * `expect` (on stdout or stderr).
+ */
+async function twoBriefsOnGitHub(scene: Scene) {
   const gh = sharedGitHub(scene);
   const b = await machine(scene, "B", scene.work);
   const a = await machine(scene, "A");
@@ -350,6 +328,25 @@ Deno.test("split machines with forge: github: notes that could not be pushed kee
     assert.equal(res.code, 0, all(res));
     assert.match(res.stdout + res.stderr, expect, all(res));
   };
+  return { gh, a, b, c, step };
+}
+
+Deno.test("split machines with forge: github: a reviewer machine that did not merge a PR reads the merging machine's note, never takes relay's merge for a person's", async () => {
+  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+  const { gh, a, b, c, step } = await twoBriefsOnGitHub(scene);
+  await step(b, "review", /idle: no report/); // pushes the promotion of task 1
+  await step(a, "poll", /task 1 shipped/);
+  await step(b, "review", /task 1 merged .*promoted task 2/);
+  // C never saw PR #1 open; the report on main is still task 1's, and GitHub says merged.
+  await step(c, "review", /task 1: #1 was merged by relay on another machine/);
+  const audit = await scene.relay(["audit"], { env: gh });
+  assert.equal(audit.code, 0, all(audit));
+  assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
+});
+
+Deno.test("split machines with forge: github: notes that could not be pushed keep the reviewer's lease until they are, so no machine takes relay's merge for a person's", async () => {
+  await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
+  const { gh, a, b, c, step } = await twoBriefsOnGitHub(scene);
   await step(b, "review", /idle: no report/);
   await step(a, "poll", /task 1 shipped/);
   // The origin refuses relay's notes while `blocked` exists.

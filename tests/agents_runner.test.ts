@@ -304,7 +304,7 @@ Deno.test("isAlive() is false for a zombie", async () => {
     assert.ok(zombie > 0);
     // Wait until the child has exited and is left unreaped.
     let state: string | undefined;
-    for (let i = 0; i < 50 && state !== "Z"; i++) {
+    for (let i = 0; i < 150 && state !== "Z"; i++) {
       await new Promise((r) => setTimeout(r, 20));
       const out = await new Deno.Command("cat", { args: [`/proc/${zombie}/stat`] }).output();
       state = procState(new TextDecoder().decode(out.stdout));

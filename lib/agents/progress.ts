@@ -5,6 +5,7 @@
  * and "timed out" wording the logs and reports use.
  */
 import { stamped } from "../proc/log.ts";
+import { every } from "../proc/timer.ts";
 import type { Progress as ProgressStyle } from "../proc/log.ts";
 // As limits are written in the profile ("4s", "1m30s").
 import { formatDuration as configDuration } from "../config/duration.ts";
@@ -84,29 +85,29 @@ export function makeProgress(
     return { started() {}, finished() {}, startFailed() {}, stop() {} };
   }
   let startedAt = Date.now();
-  let timer: ReturnType<typeof setInterval> | undefined;
+  let stopTimer = () => {};
   if (mode === "plain") {
     return {
       started(pid) {
         startedAt = Date.now();
         plainLine(`relay: ${label} started (pid ${pid})`);
-        timer = setInterval(() => {
+        stopTimer = every(HEARTBEAT_MS, () => {
           plainLine(
             `relay: ${label} still running after ${
               formatDuration(Date.now() - startedAt)
             } (pid ${pid})`,
           );
-        }, HEARTBEAT_MS);
+        });
       },
       finished(summary) {
-        clearInterval(timer);
+        stopTimer();
         plainLine(`relay: ${label} finished: ${summary}`);
       },
       startFailed(why) {
         plainLine(`relay: ${label} ${why}`);
       },
       stop() {
-        clearInterval(timer);
+        stopTimer();
       },
     };
   }
@@ -116,8 +117,8 @@ export function makeProgress(
     writeErr(`\r\x1b[2K${statusLine(label, Date.now() - startedAt, last(), terminalWidth())}`);
   };
   const clear = () => {
-    clearInterval(timer);
-    timer = undefined;
+    stopTimer();
+    stopTimer = () => {};
     if (shown) writeErr("\r\x1b[2K");
     shown = false;
   };
@@ -125,7 +126,7 @@ export function makeProgress(
     started() {
       startedAt = Date.now();
       draw();
-      timer = setInterval(draw, 1000);
+      stopTimer = every(1000, draw);
     },
     finished: clear,
     startFailed() {},

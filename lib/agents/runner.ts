@@ -13,6 +13,7 @@
  */
 import { dirname } from "node:path";
 import { childEnv, killGroup } from "../proc/run.ts";
+import { later } from "../proc/timer.ts";
 import { redactor } from "../proc/redact.ts";
 import { formatDuration, makeProgress, type ProgressStyle } from "./progress.ts";
 
@@ -114,15 +115,13 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     progress.started(pid);
 
     let timedOut = false;
-    let killTimer: ReturnType<typeof setTimeout> | undefined;
-    // No limit (Infinity) means no timer: setTimeout would take Infinity for 1ms.
-    const timeoutTimer = Number.isFinite(opts.timeoutMs)
-      ? setTimeout(() => {
-        timedOut = true;
-        killGroup(pid, "SIGTERM");
-        killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
-      }, opts.timeoutMs)
-      : undefined;
+    let cancelKill = () => {};
+    // No limit (Infinity) is no timer.
+    const cancelTimeout = later(opts.timeoutMs, () => {
+      timedOut = true;
+      killGroup(pid, "SIGTERM");
+      cancelKill = later(graceMs, () => killGroup(pid, "SIGKILL"));
+    });
 
     let status: Deno.CommandStatus;
     try {
@@ -131,16 +130,16 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
       // The caller could not record the turn: do not leave it running unrecorded.
       killGroup(pid, "SIGKILL");
       await child.status;
-      clearTimeout(timeoutTimer);
-      if (killTimer !== undefined) clearTimeout(killTimer);
+      cancelTimeout();
+      cancelKill();
       await drain(pumps, readers);
       throw err;
     }
     try {
       status = await child.status;
     } finally {
-      clearTimeout(timeoutTimer);
-      if (killTimer !== undefined) clearTimeout(killTimer);
+      cancelTimeout();
+      cancelKill();
     }
     const durationMs = Date.now() - startedAt;
     // Whatever the leader left behind in its group goes with it.
@@ -260,9 +259,9 @@ async function drain(
   pumps: Promise<unknown>,
   readers: ReadableStreamDefaultReader<Uint8Array>[],
 ): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel = () => {};
   const deadline = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), DRAIN_MS);
+    cancel = later(DRAIN_MS, () => resolve("late"));
   });
   try {
     if (await Promise.race([pumps, deadline]) === "late") {
@@ -270,7 +269,7 @@ async function drain(
       await pumps;
     }
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 

@@ -6,6 +6,7 @@
 import { CommandError, RetryError } from "../errors.ts";
 import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
+import { sleep } from "../proc/timer.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
 const GIT_ENV: Record<string, string> = {
@@ -357,7 +358,7 @@ export class Git {
           `exited ${res.code}`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 150 * attempt));
+      await sleep(150 * attempt);
     }
   }
 

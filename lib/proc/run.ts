@@ -4,6 +4,7 @@
  * the child's whole process group.
  */
 import { CommandError } from "../errors.ts";
+import { later, sleep } from "./timer.ts";
 
 export interface RunOptions {
   cwd: string;
@@ -78,13 +79,9 @@ export async function stopGroup(
 ): Promise<boolean> {
   killGroup(pid, "SIGTERM");
   const deadline = Date.now() + graceMs;
-  while (await alive() && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  while (await alive() && Date.now() < deadline) await sleep(100);
   killGroup(pid, "SIGKILL");
-  for (let i = 0; i < 20 && await alive(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  for (let i = 0; i < 20 && await alive(); i++) await sleep(100);
   return !(await alive());
 }
 
@@ -132,15 +129,15 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   const feeding = opts.stdin === undefined ? null : feed(child.stdin, opts.stdin);
 
   let timedOut = false;
-  const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
+  const cancel = opts.timeoutMs === undefined ? undefined : later(opts.timeoutMs, () => {
     timedOut = true;
     killGroup(child.pid);
-  }, opts.timeoutMs);
+  });
   let status: Deno.CommandStatus;
   try {
     status = await child.status;
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    cancel?.();
   }
   // What a verification command left running in its group (a `server &` in a test script)
   // ends with it. Not for git: its credential-cache daemon lives in its group on purpose.
@@ -233,9 +230,9 @@ async function drain(
   readers: readonly ReadableStreamDefaultReader<Uint8Array>[],
   feeding: Feeding | null,
 ): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel = () => {};
   const deadline = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), DRAIN_MS);
+    cancel = later(DRAIN_MS, () => resolve("late"));
   });
   const all = Promise.all([pumps, feeding?.done]);
   try {
@@ -245,7 +242,7 @@ async function drain(
       await pumps;
     }
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 

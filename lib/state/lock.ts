@@ -12,6 +12,7 @@
  * Deno opens files with O_CLOEXEC, so child processes never inherit the lock.
  */
 import { dirname } from "../path.ts";
+import { sleep } from "../proc/timer.ts";
 
 export interface LockInfo {
   pid: number;
@@ -99,7 +100,7 @@ export async function waitLock(
     if (Date.now() >= deadline) return null;
     const holder = await readInfo(path);
     if (holder && opts.waitFor && !opts.waitFor(holder)) return null;
-    await new Promise((resolve) => setTimeout(resolve, every));
+    await sleep(every);
   }
 }
 

@@ -675,3 +675,114 @@ Deno.test("the branch moved after the report: the checks started for the report'
   assert.equal(byName(decision, "scope").reason, "2 product files changed");
   assert.equal(git.underWay, 0, "a git command of the gate is still running");
 });
+
+/** One git trace2 event: a process's start (with its argv) or its exit. */
+interface TraceEvent {
+  event: string;
+  sid: string;
+  argv?: string[];
+}
+
+/** relay gate in this process with git's trace2 events on; returns its result and relay's git events. */
+async function tracedGate(
+  args: string[],
+  cwd: string,
+  dir: string,
+): Promise<{ code: number; out: string; events: TraceEvent[] }> {
+  const trace = join(dir, `trace-${crypto.randomUUID()}`);
+  Deno.env.set("GIT_TRACE2_EVENT", trace);
+  try {
+    const res = await runCli(args, cwd);
+    const events = (await Deno.readTextFile(trace)).trim().split("\n")
+      .map((line) => JSON.parse(line) as TraceEvent)
+      .filter((e) => e.event === "start" || e.event === "exit");
+    return { ...res, events };
+  } finally {
+    Deno.env.delete("GIT_TRACE2_EVENT");
+  }
+}
+
+/** The sids of the git processes relay itself started whose argv has `word`. */
+function started(events: TraceEvent[], word: string): string[] {
+  return events.filter((e) =>
+    e.event === "start" && e.argv?.[2] === "core.fsmonitor=false" && e.argv.includes(word)
+  ).map((e) => e.sid);
+}
+
+/** A second clone of the scene's origin, for a push the primary tree does not see until it fetches. */
+async function otherClone(scene: Scene): Promise<string> {
+  const other = join(scene.dir, "other");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+  return other;
+}
+
+async function pushFrom(
+  scene: Scene,
+  clone: string,
+  branch: string,
+  files: Record<string, string>,
+): Promise<string> {
+  await scene.git(clone, ["switch", "--quiet", branch]);
+  for (const [path, text] of Object.entries(files)) await Deno.writeTextFile(join(clone, path), text);
+  await scene.git(clone, ["add", "--all"]);
+  await scene.git(clone, ["commit", "--quiet", "-m", `more on ${branch}`]);
+  await scene.git(clone, ["push", "--quiet", "origin", branch]);
+  return await scene.out(["rev-parse", "HEAD"], clone);
+}
+
+Deno.test("relay gate starts the scope diff on the clone's refs while a slow remote answers the fetch, and uses it", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  // The remote takes two seconds to answer: the guessed checks start well before it has.
+  const slow = join(s.scene.dir, "slow-upload-pack");
+  await Deno.writeTextFile(slow, '#!/bin/sh\nsleep 2\nexec git-upload-pack "$@"\n');
+  await Deno.chmod(slow, 0o755);
+  await s.scene.git(s.scene.work, ["config", "remote.origin.uploadpack", slow]);
+  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  assert.equal(res.code, 0, res.out);
+  const data = JSON.parse(res.out);
+  assert.equal(data.decision, "MERGE");
+  assert.equal(data.head, s.head);
+  assert.equal(data.base, s.main);
+  const [fetch] = started(res.events, "fetch");
+  const diffs = started(res.events, "--raw");
+  assert.equal(diffs.length, 1, "one scope diff: the one started during the fetch");
+  const order = res.events.map((e) => `${e.event} ${e.sid}`);
+  assert.ok(
+    order.indexOf(`start ${diffs[0]}`) < order.indexOf(`exit ${fetch}`),
+    "the scope diff started before the fetch ended",
+  );
+  const exits = new Set(res.events.filter((e) => e.event === "exit").map((e) => e.sid));
+  assert.deepEqual(started(res.events, "").filter((sid) => !exits.has(sid)), []);
+});
+
+Deno.test("relay gate whose fetch moves the PR's branch judges the new head, not the guessed one", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const other = await otherClone(s.scene);
+  const moved = await pushFrom(s.scene, other, "task-1", { "package.json": "{}\n" });
+  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  const data = JSON.parse(res.out);
+  assert.equal(data.head, moved);
+  assert.equal(data.decision, "REFUSE");
+  const scope = data.checks.find((c: GateCheck) => c.name === "scope");
+  assert.deepEqual(scope.files, ["package.json"]);
+  // The report still names the old head: the checks started for it are not the PR's.
+  assert.equal(started(res.events, "--raw").length, 2, "the report's head's diff, and the PR's");
+  const exits = new Set(res.events.filter((e) => e.event === "exit").map((e) => e.sid));
+  assert.deepEqual(started(res.events, "").filter((sid) => !exits.has(sid)), [], "all ended");
+});
+
+Deno.test("relay gate whose fetch moves main judges the PR onto the new main", async () => {
+  const s = await setup();
+  await using _ = s.scene;
+  const other = await otherClone(s.scene);
+  const main = await pushFrom(s.scene, other, "main", { "src/other.txt": "a person's change\n" });
+  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  const data = JSON.parse(res.out);
+  assert.equal(data.base, main);
+  assert.equal(data.head, s.head);
+  const mergeable = data.checks.find((c: GateCheck) => c.name === "mergeable");
+  assert.match(mergeable.reason, new RegExp(main.slice(0, 12)));
+  assert.equal(started(res.events, "--raw").length, 2, "the guessed diff and the right one");
+});

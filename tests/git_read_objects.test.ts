@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
+import { readRefFile } from "../lib/git/discover.ts";
 import { git as sh } from "./helpers/git_env.ts";
 
 Deno.test("Git.readObjects() reads commits and blobs in one call, null for what is not there", async () => {
@@ -69,6 +70,30 @@ Deno.test("Git.outViaFile() gives what Git.out() gives for a log and a diff", as
     const viaDiff = await git.outViaFile("diff", diff);
     assert.equal(viaDiff, await git.out(["diff", ...diff]));
     assert.equal(viaDiff.split("\0").filter((f) => f.startsWith(":")).length, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readRefFile() reads a loose or packed ref as git does, and gives no guess for anything else", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-ref-file-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    await sh(dir, "commit", "--quiet", "--allow-empty", "-m", "one");
+    await sh(dir, "tag", "-a", "-m", "annotated", "v1");
+    await sh(dir, "branch", "packed");
+    await sh(dir, "pack-refs", "--all");
+    await sh(dir, "commit", "--quiet", "--allow-empty", "-m", "two");
+    await sh(dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main");
+    const gitDir = join(dir, ".git");
+    for (const ref of ["refs/heads/main", "refs/heads/packed", "refs/tags/v1"]) {
+      assert.equal(readRefFile(gitDir, ref), await sh(dir, "rev-parse", ref), ref);
+    }
+    assert.equal(readRefFile(gitDir, "refs/heads/alias"), null, "a symbolic ref");
+    assert.equal(readRefFile(gitDir, "refs/heads/nope"), null);
+    assert.equal(readRefFile(gitDir, "refs/heads"), null, "a folder");
+    await Deno.writeTextFile(join(gitDir, "refs", "heads", "junk"), "not an id\n");
+    assert.equal(readRefFile(gitDir, "refs/heads/junk"), null);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -19,7 +19,14 @@ const LIGHT_CONFIG = ["lib/config/duration.ts", "lib/config/repo_load.ts"];
 
 /** What each command loads: lib/cli/dispatch.ts, the command's module, the modules it imports lazily. */
 const LOADS: Record<string, string[]> = {
-  gate: ["cli/gate.ts", "gate/load.ts", "gate/gate.ts", "gate/output.ts", "forge/planner_forge.ts"],
+  gate: [
+    "cli/gate.ts",
+    "gate/load.ts",
+    "gate/gate.ts",
+    "gate/output.ts",
+    "forge/planner_forge.ts",
+    "forge/plain_executor.ts",
+  ],
   audit: ["cli/audit.ts"],
 };
 

@@ -6,9 +6,12 @@
  * writes nothing but what `git fetch` writes (and, when main moved by product
  * code, a scratch worktree it removes again).
  */
-import { loadRepoConfig } from "../config/repo_load.ts";
+import { loadRepoConfig, type RepoConfig } from "../config/repo_load.ts";
 import { UsageError } from "../errors.ts";
+import { readRefFile } from "../git/discover.ts";
 import { Git } from "../git/git.ts";
+import type { PreparedChecks } from "../gate/gate.ts";
+import { statePaths } from "../state/paths.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 
 export async function gate(args: string[], ctx: Context): Promise<number> {
@@ -41,48 +44,87 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
   });
   // The gate's modules load while git fetches (a literal import() each, for deno compile),
   // asked for once the fetch has started: loading them may take the main thread a while.
-  const modules = Promise.all([
-    import("../gate/load.ts"),
-    import("../gate/gate.ts"),
-    import("../gate/output.ts"),
-  ]);
+  const checks = import("../gate/gate.ts");
+  const modules = Promise.all([import("../gate/load.ts"), checks, import("../gate/output.ts")]);
   modules.catch(() => {}); // awaited below, after the fetch and its errors
-  await fetched;
-  const [{ loadGateInput, NothingToGate }, { runGate }, output] = await modules;
-  const { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } = output;
-  let loaded;
+  // The checks' git work (the scope diff, the merge-tree) starts while git fetches too, for
+  // main and the PR's branch as this clone has them: the fetch rarely moves them. Used only
+  // if the fetch did not (the gate judges what the fetch brought), else left to end.
+  const started = guessChecks(repo.commonDir, config, git, checks);
   try {
-    loaded = await loadGateInput({
-      git,
-      commonDir: repo.commonDir,
-      config,
-      ...(task !== undefined ? { task } : {}),
-    });
-  } catch (err) {
-    if (!(err instanceof NothingToGate)) throw err;
-    // An ordinary state, not an error: one line (or an object with a decision), exit 13.
+    await fetched;
+    const [{ loadGateInput, NothingToGate }, { runGate }, output] = await modules;
+    const { formatGate, gateExitCode, NOTHING_TO_GATE_EXIT } = output;
+    const guess = await started;
+    let loaded;
+    try {
+      loaded = await loadGateInput({
+        git,
+        commonDir: repo.commonDir,
+        config,
+        ...(task !== undefined ? { task } : {}),
+        ...(guess ? { started: guess } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof NothingToGate)) throw err;
+      // An ordinary state, not an error: one line (or an object with a decision), exit 13.
+      if (values.json) {
+        printJson({
+          task: err.task,
+          pr: err.pr,
+          decision: "NONE",
+          reason: err.message,
+          checks: [],
+        });
+      } else console.log(`gate: nothing to gate: ${err.message}\ndecision: NONE`);
+      return NOTHING_TO_GATE_EXIT;
+    }
+    const { input, reviewTask } = loaded;
+    const decision = await runGate(input);
     if (values.json) {
-      printJson({ task: err.task, pr: err.pr, decision: "NONE", reason: err.message, checks: [] });
-    } else console.log(`gate: nothing to gate: ${err.message}\ndecision: NONE`);
-    return NOTHING_TO_GATE_EXIT;
+      printJson({
+        task: input.report.task,
+        reviewTask,
+        pr: input.pr.id,
+        branch: input.pr.branch,
+        ...decision,
+      });
+    } else {
+      console.log(
+        `gate: PR ${input.pr.id} at ${
+          decision.head.slice(0, 12)
+        } onto ${config.remote}/${config.main} ${decision.base.slice(0, 12)}`,
+      );
+      console.log(formatGate(decision));
+    }
+    return gateExitCode(decision);
+  } finally {
+    // The guessed checks, used or not, have ended before the gate answers or throws.
+    await (await started)?.settled;
   }
-  const { input, reviewTask } = loaded;
-  const decision = await runGate(input);
-  if (values.json) {
-    printJson({
-      task: input.report.task,
-      reviewTask,
-      pr: input.pr.id,
-      branch: input.pr.branch,
-      ...decision,
-    });
-  } else {
-    console.log(
-      `gate: PR ${input.pr.id} at ${
-        decision.head.slice(0, 12)
-      } onto ${config.remote}/${config.main} ${decision.base.slice(0, 12)}`,
-    );
-    console.log(formatGate(decision));
+}
+
+/**
+ * Starts the checks for the one open plain PR and main as this clone has them before the
+ * fetch (read from the ref files, no git process): undefined when there is no such guess
+ * (another forge, split machines, no or several open PRs, a ref it cannot read).
+ */
+async function guessChecks(
+  commonDir: string,
+  config: RepoConfig,
+  git: Git,
+  checks: Promise<typeof import("../gate/gate.ts")>,
+): Promise<PreparedChecks | undefined> {
+  if (config.forge !== "plain" || config.machines !== "one") return undefined;
+  try {
+    const { openPlainPrs } = await import("../forge/plain_executor.ts");
+    const open = await openPlainPrs(statePaths(commonDir).prs);
+    if (open.length !== 1) return undefined;
+    const base = readRefFile(commonDir, `refs/remotes/${config.remote}/${config.main}`);
+    const head = readRefFile(commonDir, `refs/remotes/${config.remote}/${open[0]!.branch}`);
+    if (base === null || head === null) return undefined;
+    return (await checks).prepareChecks(git, config, base, head);
+  } catch {
+    return undefined; // a guess: what goes wrong here is found again, and said, by the gate
   }
-  return gateExitCode(decision);
 }

@@ -13,7 +13,7 @@ import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
-import { type GateInput, prepareChecks } from "./gate.ts";
+import { type GateInput, prepareChecks, type PreparedChecks } from "./gate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */
@@ -27,6 +27,12 @@ export interface LoadGateOptions {
   scratchRoot?: string;
   /** The planner's forge; by default the one `config.forge` names. */
   forge?: PlannerForge;
+  /**
+   * The checks' git work the caller started before its fetch ended, for the base and head it
+   * guessed: used when they are main and the head the report names, else not (the caller
+   * lets them end).
+   */
+  started?: PreparedChecks;
 }
 
 /**
@@ -132,9 +138,12 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   // branch moved since), and runs while the forge is asked. runGate uses it if the PR's head
   // is that one. When loading fails or finds nothing to gate (the PR merged or closed), it has
   // ended before that is said: such a `relay gate` costs what judging the PR would have.
-  const prepared = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(report.head)
-    ? prepareChecks(git, config, originMain, report.head)
-    : undefined;
+  const guessed = opts.started;
+  const prepared = !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(report.head)
+    ? undefined
+    : guessed?.base === originMain && guessed.head === report.head
+    ? guessed
+    : prepareChecks(git, config, originMain, report.head);
   try {
     const briefFile = `${mainName}:${BRIEF_FILE}`;
     const briefText = config.machines === "split"

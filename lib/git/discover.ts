@@ -78,3 +78,29 @@ export function operationInProgress(gitDir: string): string | null {
   }
   return null;
 }
+
+const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * The object id a ref holds, read from the ref files in `commonDir` (a loose ref, else
+ * packed-refs), or null: no such ref, a symbolic ref, a ref store relay cannot read this way
+ * (reftable). For a guess only — what git answers is what counts: a caller checks the id
+ * against git's before it relies on anything it did with it.
+ */
+export function readRefFile(commonDir: string, ref: string): string | null {
+  const loose = readTextOrNull(join(commonDir, ref));
+  if (loose !== null) {
+    const id = loose.trim();
+    return FULL_ID.test(id) ? id : null;
+  }
+  const packed = readTextOrNull(join(commonDir, "packed-refs"));
+  if (packed === null) return null;
+  for (const line of packed.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space > 0 && line.slice(space + 1).trimEnd() === ref) {
+      const id = line.slice(0, space);
+      return FULL_ID.test(id) ? id : null;
+    }
+  }
+  return null;
+}

@@ -182,6 +182,20 @@ Deno.test("runAgent() returns startError instead of throwing for a program that 
   assert.match(await Deno.readTextFile(t.log), /not found on PATH/);
 });
 
+Deno.test("runAgent() says why a program given by its path cannot start: missing, or not executable", async () => {
+  await using t = await temp();
+  const missing = join(t.dir, "no-such-agent");
+  const gone = await runAgent(options(t, [missing, "-p", "hi"]));
+  assert.equal(gone.exitCode, null);
+  assert.equal(gone.startError, `cannot start "${missing}": no such file`);
+  const plain = join(t.dir, "not-executable.sh");
+  await Deno.writeTextFile(plain, "#!/bin/sh\necho hi\n");
+  await Deno.chmod(plain, 0o644);
+  const denied = await runAgent(options(t, [plain]));
+  assert.equal(denied.exitCode, null);
+  assert.equal(denied.startError, `cannot start "${plain}": permission denied (not executable?)`);
+});
+
 Deno.test("runAgent() returns startError for a working directory that does not exist", async () => {
   await using t = await temp();
   const missing = join(t.dir, "gone");

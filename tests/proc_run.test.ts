@@ -121,6 +121,29 @@ Deno.test("run() gives a command its own process group only when it has a timeou
   );
 });
 
+Deno.test("run() starts a command with a timeout as the leader of a session of its own, the pid it holds", async () => {
+  // pid, process group and session: one number, the pid run() kills the group by.
+  const res = await run(["sh", "-c", "ps -o pid=,pgid=,sid= -p $$"], {
+    cwd: "/",
+    timeoutMs: 30_000,
+  });
+  const [pid, pgid, sid] = res.stdout.trim().split(/\s+/).map(Number);
+  assert.equal(pgid, pid);
+  assert.equal(sid, pid);
+});
+
+Deno.test("run() says a program with a timeout is not found as it says it of any other", async () => {
+  for (const opts of [{}, { timeoutMs: 30_000 }, { endGroup: true }]) {
+    await assert.rejects(
+      run(["relay-no-such-program-xyz", "x"], { cwd: "/", ...opts }),
+      (err: Error) =>
+        err instanceof CommandError &&
+        /cannot start "relay-no-such-program-xyz": not found on PATH/.test(err.message),
+      JSON.stringify(opts),
+    );
+  }
+});
+
 Deno.test("run() feeds stdin text to the command", async () => {
   const text = "line\n".repeat(50_000);
   const res = await run(["wc", "-l"], { cwd: "/", stdin: text });

@@ -13,6 +13,7 @@
  */
 import { dirname } from "node:path";
 import { childEnv, killGroup } from "../proc/run.ts";
+import { sessionStart } from "../proc/session.ts";
 import { later } from "../proc/timer.ts";
 import { redactor } from "../proc/redact.ts";
 import { formatDuration, makeProgress, type ProgressStyle } from "./progress.ts";
@@ -74,15 +75,20 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     let spawnError = startError;
     if (spawnError === undefined) {
       try {
-        child = new Deno.Command(program, {
-          args,
+        const env = childEnv(opts.env);
+        // A process group of its own: a turn that overruns is stopped with all it started.
+        const start = isWindows
+          ? { program, args, detached: false }
+          : sessionStart(program, args, env, opts.cwd);
+        child = new Deno.Command(start.program, {
+          args: start.args,
           cwd: opts.cwd,
-          env: childEnv(opts.env),
+          env,
           clearEnv: true,
           stdin: "null",
           stdout: "piped",
           stderr: "piped",
-          detached: !isWindows,
+          detached: start.detached,
         }).spawn();
       } catch (err) {
         spawnError = describeSpawnError(program, err);

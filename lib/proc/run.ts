@@ -4,6 +4,7 @@
  * the child's whole process group.
  */
 import { CommandError } from "../errors.ts";
+import { sessionStart } from "./session.ts";
 import { later, sleep } from "./timer.ts";
 
 export interface RunOptions {
@@ -97,22 +98,25 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   if (program === undefined) throw new Error("run: empty argv");
   // Its own process group (and session, with no terminal) only for what may have to be stopped
   // as a group: a command with a timeout (git over the network may run ssh, which could
-  // otherwise ask a question on the terminal) or one whose leftovers are ended with it. Such
-  // a start costs ~7 ms here against ~2 ms (it cannot use posix_spawn), and a tick starts
-  // ~100 local git commands that need neither.
+  // otherwise ask a question on the terminal) or one whose leftovers are ended with it. A
+  // tick starts ~100 local git commands that need neither: they start in relay's group.
   const detached = Deno.build.os !== "windows" &&
     (opts.timeoutMs !== undefined || opts.endGroup === true);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(program, {
-      args,
+    const env = opts.inheritEnv === false ? { ...opts.env } : childEnv(opts.env, opts.unsetEnv);
+    const start = detached
+      ? sessionStart(program, args, env, opts.cwd)
+      : { program, args, detached: false };
+    child = new Deno.Command(start.program, {
+      args: start.args,
       cwd: opts.cwd,
-      env: opts.inheritEnv === false ? { ...opts.env } : childEnv(opts.env, opts.unsetEnv),
+      env,
       clearEnv: true,
       stdin: opts.stdin === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      detached,
+      detached: start.detached,
     }).spawn();
   } catch (err) {
     const why = err instanceof Deno.errors.NotFound

@@ -26,6 +26,7 @@ import { HoldError } from "../errors.ts";
 import { persistHold, readHold, writeHold } from "../state/hold.ts";
 import { statePaths } from "../state/paths.ts";
 import { redact } from "../proc/redact.ts";
+import { batchResolves } from "../git/resolver.ts";
 
 export async function runTick<R extends { kind: string; message: string }>(opts: {
   command: TickCommand;
@@ -41,6 +42,8 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   flags?: import("../config/profile.ts").ProfileFlags;
 }): Promise<number> {
   const { command, repo, ctx } = opts;
+  // A tick resolves refs through one git process (lib/git/resolver.ts), not one each.
+  batchResolves(true);
   // Read before the tick changes anything: the record names the task it was about.
   const task = await tickSubject(repo.commonDir, repo.root, command);
   const effects: string[] = [];

@@ -7,6 +7,7 @@ import { CommandError, RetryError } from "../errors.ts";
 import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
+import { resolveShared } from "./resolver.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
 const GIT_ENV: Record<string, string> = {
@@ -207,6 +208,12 @@ export class Git {
 
   /** The sha a revision names, or null when it does not resolve. */
   async resolve(rev: string): Promise<string | null> {
+    const shared = await resolveShared(this.cwd, rev, {
+      args: [...SAFE_CONFIG, ...NO_AUTO_MAINTENANCE],
+      env: GIT_ENV,
+      unset: GIT_UNSET,
+    });
+    if (shared !== undefined) return shared;
     const res = await this.run([
       "rev-parse",
       "--verify",

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { CommandError } from "../lib/errors.ts";
 import { Git } from "../lib/git/git.ts";
 import { batchResolves, endResolvers } from "../lib/git/resolver.ts";
 import { run } from "../lib/proc/run.ts";
@@ -67,6 +68,10 @@ Deno.test("Git.resolve() through the shared resolver answers what rev-parse answ
     const tree = await sh(work, "rev-parse", "HEAD^{tree}");
     assert.equal(await new Git(work).resolve(head), head);
     assert.equal(await new Git(work).resolve(tree), null);
+    // A commit's tree, and a name that is no object: the error rev-parse gives.
+    assert.equal(await new Git(linked).treeOf(head), tree);
+    assert.equal(await new Git(work).treeOf("refs/heads/main"), tree);
+    await assert.rejects(new Git(work).treeOf("f".repeat(40)), CommandError);
 
     await sh(work, "commit", "--quiet", "--allow-empty", "-m", "two");
     await sh(work, "tag", "-a", "-m", "annotated", "v1");

@@ -108,6 +108,13 @@ export interface FetchOptions {
   maintenance?: false;
 }
 
+/** How the shared resolver (lib/git/resolver.ts) runs git: as every other call. */
+const RESOLVER_GIT = {
+  args: [...SAFE_CONFIG, ...NO_AUTO_MAINTENANCE],
+  env: GIT_ENV,
+  unset: GIT_UNSET,
+} as const;
+
 /** One object `git cat-file --batch` read. */
 export interface GitObject {
   oid: string;
@@ -208,11 +215,7 @@ export class Git {
 
   /** The sha a revision names, or null when it does not resolve. */
   async resolve(rev: string): Promise<string | null> {
-    const shared = await resolveShared(this.cwd, rev, {
-      args: [...SAFE_CONFIG, ...NO_AUTO_MAINTENANCE],
-      env: GIT_ENV,
-      unset: GIT_UNSET,
-    });
+    const shared = await resolveShared(this.cwd, rev, RESOLVER_GIT);
     if (shared !== undefined) return shared;
     const res = await this.run([
       "rev-parse",
@@ -273,7 +276,9 @@ export class Git {
   }
 
   async treeOf(rev: string): Promise<string> {
-    const read = () => this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
+    const read = async () =>
+      await resolveShared(this.cwd, rev, RESOLVER_GIT, "tree") ??
+        await this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
     return FULL_ID.test(rev) ? await this.#once(`tree ${rev}`, read) : await read();
   }
 

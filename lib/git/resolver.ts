@@ -23,7 +23,7 @@ import { discoverRepo } from "./discover.ts";
 
 /** Names that name the same object from every worktree of a repository. */
 const SHARED_NAME =
-  /^(?:refs\/(?:heads|remotes|tags|notes|relay[a-z-]*)\/[^\n\r]+|[0-9a-f]{40}(?:[0-9a-f]{24})?)(?:\^\{commit\})?$/;
+  /^(?:refs\/(?:heads|remotes|tags|notes|relay[a-z-]*)\/[^\n\r]+|[0-9a-f]{40}(?:[0-9a-f]{24})?)$/;
 
 let enabled = false;
 
@@ -119,14 +119,16 @@ const resolvers = new Map<string, Resolver>();
 const repositories = new Map<string, string | null>();
 
 /**
- * The commit `name` (a shared name, see SHARED_NAME) resolves to in the repository around
- * `cwd`: its id, null when there is none, undefined when this way cannot say (off, another
- * kind of name, no repository found by its files, git gone): then ask git as before.
+ * The commit (or, with `peel: "tree"`, the tree) `name` — a shared name, see SHARED_NAME —
+ * resolves to in the repository around `cwd`: its id, null when there is none, undefined
+ * when this way cannot say (off, another kind of name, no repository found by its files,
+ * git gone): then ask git as before.
  */
 export async function resolveShared(
   cwd: string,
   name: string,
   git: { args: readonly string[]; env: Record<string, string>; unset: readonly string[] },
+  peel: "commit" | "tree" = "commit",
 ): Promise<string | null | undefined> {
   if (!enabled || !SHARED_NAME.test(name)) return undefined;
   let commonDir = repositories.get(cwd);
@@ -145,7 +147,7 @@ export async function resolveShared(
     }
     resolvers.set(commonDir, resolver);
   }
-  const found = await resolver.ask(name.endsWith("^{commit}") ? name : `${name}^{commit}`);
+  const found = await resolver.ask(`${name}^{${peel}}`);
   if (found === undefined) return undefined;
-  return found?.type === "commit" ? found.oid : null;
+  return found?.type === peel ? found.oid : null;
 }

@@ -499,8 +499,8 @@ class Bench {
 type Sides = {
   a: () => Promise<void>;
   b: () => Promise<void>;
-  /** A line said under the ratio: what the sides spent their time on. */
-  detail?: () => string | Promise<string>;
+  /** A line said under the ratio (given both medians): what the sides spent their time on. */
+  detail?: (medians: { a: number; b: number }) => string | Promise<string>;
 };
 
 /** Each goal's fixtures, and its two sides. */
@@ -528,7 +528,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
     const plain = await bench.repo("cycle-git", 20);
     return {
       a: () => fx.cycle(),
-      detail: async () => {
+      detail: async ({ b }) => {
         // What no git work can save: the four relay processes the cycle starts (here only
         // started: `relay version`) and its five agent turns (executor, review, polish, docs
         // and security; here the instant reviewer alone).
@@ -541,10 +541,14 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
           }
           floor.push(performance.now() - start);
         }
+        const besides = median(floor);
         return `relay's side, median per command: ${fx.breakdown()}\n  ` +
           `the cycle's processes besides git (4 relay starts, 5 instant agent turns): ${
-            formatMs(median(floor))
-          }\n  git processes relay started (one more cycle, traced): ${await fx.gitCount()}`;
+            formatMs(besides)
+          }\n  the least any relay cycle takes, those and the script's git: ${
+            formatMs(besides + b)
+          } → ${((besides + b) / b).toFixed(2)}× the git script` +
+          `\n  git processes relay started (one more cycle, traced): ${await fx.gitCount()}`;
       },
       b: async () => {
         await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {
@@ -660,7 +664,7 @@ async function main(args: string[]): Promise<number> {
         const bMs = median(times.b);
         if (aMs / bMs > goal.limit) missed++;
         console.log(ratioLine(goal, aMs, bMs));
-        if (sides.detail) console.log(`  ${await sides.detail()}`);
+        if (sides.detail) console.log(`  ${await sides.detail({ a: aMs, b: bMs })}`);
       } catch (err) {
         failed++;
         console.log(`${label}: ERROR ${err instanceof Error ? err.message : err}`);

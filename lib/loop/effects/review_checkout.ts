@@ -175,21 +175,21 @@ async function registeredAt(commonDir: string, path: string): Promise<boolean> {
   return back !== "" && resolve(dirname(back)) === resolve(path);
 }
 
-/** The repositories whose leftover per-run review worktrees this process has removed. */
-const swept = new Set<string>();
+/** The ticks (each its own Git of the primary tree) that removed leftover per-run worktrees. */
+const swept = new WeakSet<Git>();
 
 /**
  * A review tick killed mid-turn (or a relay before the reusable checkout) leaves a per-run
  * worktree behind. Remove the clean ones (plain `git worktree remove` refuses anything dirty,
  * which then stays for a person to look at). Returns the worktrees still registered, or null
- * when this process did so already in this repository (a live process leaves none: its turns'
- * own checkouts go after the turn, or are moved aside): then reviewCheckout reads the
- * registration of its checkout from git's files.
+ * when this tick did so already (a tick leaves none while it runs: its turns' own checkouts go
+ * after the turn, or are moved aside): then reviewCheckout reads the registration of its
+ * checkout from git's files.
  */
 export async function removeLeftoverReviewWorktrees(
   primary: Git,
 ): Promise<WorktreeEntry[] | null> {
-  if (swept.has(resolve(primary.cwd))) return null;
+  if (swept.has(primary)) return null;
   const list = parseWorktreeList(await primary.out(["worktree", "list", "--porcelain", "-z"]));
   const kept: WorktreeEntry[] = [];
   for (const w of list) {
@@ -199,7 +199,7 @@ export async function removeLeftoverReviewWorktrees(
     }
     kept.push(w);
   }
-  swept.add(resolve(primary.cwd));
+  swept.add(primary);
   return kept;
 }
 

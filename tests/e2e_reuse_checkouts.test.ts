@@ -152,3 +152,55 @@ Deno.test("what status does not show keeps a checkout from reuse: an edit under 
   assert.doesNotMatch(res.stderr, /parked the worktree of task-2/);
   assert.match(res.stderr, /removed the worktree of task-2 \(the branch stays\)/);
 });
+
+/** The git processes relay itself started (its own `-c core.fsmonitor=false`), from trace2 events. */
+async function relayGit(events: string): Promise<string[]> {
+  return (await Deno.readTextFile(events)).split("\n")
+    .filter((l) => l.includes('"event":"start"'))
+    .map((l) => JSON.parse(l).argv as string[])
+    .filter((argv) => argv[1] === "-c" && argv[2] === "core.fsmonitor=false")
+    .map((argv) => {
+      const args: string[] = [];
+      for (let i = 1; i < argv.length; i++) {
+        if (argv[i] === "-c") i++;
+        else args.push(argv[i]!);
+      }
+      return args.join(" ");
+    });
+}
+
+Deno.test("a review tick's git: review, finish, polish and security, the gate and the merge in at most 59 git processes; each turn's checkout is switched by one checkout and read from main once", async () => {
+  await using scene = await makeScene({ config: "" });
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  // The reviewer's checkout and the spare exist: the second task is a tick like any later one.
+  await shipAndMerge(scene, 1);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const events = join(scene.dir, "review-trace.json");
+  const res = await scene.relay(["review"], { env: { GIT_TRACE2_EVENT: events } });
+  assert.equal(res.code, 0, all(res));
+  assert.match(res.stdout, /task 2 merged/);
+  assert.match(res.stderr, /polish stage PASS/);
+  assert.match(res.stderr, /security stage PASS/);
+  const git = await relayGit(events);
+  const listing = git.map((a, i) => `${i + 1} ${a}`).join("\n");
+  // 77 before the reviewer-side turns stopped asking git what they can read from its files or
+  // what it said a moment ago; 58 since (one more: a merge whose fetch a slow machine does
+  // not reuse from the gate's).
+  assert.ok(git.length <= 59, `${git.length} git processes:\n${listing}`);
+  const count = (re: RegExp) => git.filter((a) => re.test(a)).length;
+  // Three turns in the one checkout: switched to the head once, listed once (its first turn).
+  assert.equal(count(/^checkout --quiet --detach /), 1, listing);
+  assert.equal(count(/^worktree add /), 0, listing);
+  assert.equal(count(/^worktree list /), 3, listing); // the review's first turn, then parking
+  assert.equal(count(/^status --porcelain=v1 -z --untracked-files=normal$/), 1, listing); // parking
+  // Every turn still looks: hidden index entries, status with what git ignores, and a clean.
+  assert.equal(count(/^ls-files -v -z$/), 4, listing); // three turns, then parking
+  assert.equal(count(/^status --porcelain=v1 -z --untracked-files=normal --ignored$/), 3, listing);
+  assert.equal(count(/^clean -d -x -f -q$/), 3, listing);
+  // The report, the brief and every procedure: one read of main, no `git show` each.
+  assert.equal(count(/^show /), 0, listing);
+  // A turn that made no commit has nothing to keep under refs/relay/void/.
+  assert.equal(count(/^for-each-ref .*refs\/relay\/void\//), 0, listing);
+});

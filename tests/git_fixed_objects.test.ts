@@ -70,6 +70,57 @@ Deno.test("Git reads a full id's tree and files once, and HEAD's every time", as
   }
 });
 
+Deno.test("Git.showFiles() reads a full id's files in one cat-file --batch, each as git show gives it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-show-files-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    await Deno.mkdir(join(dir, "sub"));
+    await Deno.writeTextFile(join(dir, "sub", "x.txt"), "x\n");
+    // A textconv git show does not apply to a blob, nor cat-file: the file's own bytes.
+    await Deno.writeTextFile(join(dir, ".gitattributes"), "*.md diff=upper\n");
+    await sh(dir, "config", "diff.upper.textconv", "tr a-z A-Z");
+    await sh(dir, "add", ".");
+    await commit(dir, "REVIEWER.md", "Täsk — “review” ✓\nno newline at the end");
+    const head = await commit(dir, "EMPTY.md", "");
+    const plain = new Git(dir);
+    const expected = await Promise.all(
+      ["REVIEWER.md", "EMPTY.md", "sub", "MISSING.md"].map((p) => plain.showFile(head, p)),
+    );
+    assert.equal(expected[0], "Täsk — “review” ✓\nno newline at the end");
+    assert.match(expected[2]!, /^tree [0-9a-f]+:sub\n\nx\.txt\n$/);
+    assert.equal(expected[3], null);
+
+    const git = new RecordingGit(dir);
+    const paths = ["REVIEWER.md", "EMPTY.md", "sub", "MISSING.md", "REVIEWER.md"];
+    assert.deepEqual(await git.showFiles(head, paths), [...expected, expected[0]]);
+    // One batch; the folder (a tree, not a blob) is git show's to print, as before.
+    assert.deepEqual(git.ran.map((r) => r.join(" ")), ["cat-file --batch", `show ${head}:sub`]);
+    // Asked again, one at a time or together: nothing runs, the missing file included (the
+    // batch found the commit, so the file is not in it, and never will be).
+    assert.equal(await git.showFile(head, "REVIEWER.md"), expected[0]);
+    assert.equal(await git.showFile(head, "MISSING.md"), null);
+    assert.deepEqual(await git.showFiles(head, ["EMPTY.md", "MISSING.md", "sub"]), [
+      expected[1],
+      null,
+      expected[2],
+    ]);
+    assert.equal(git.ran.length, 2, git.ran.map((r) => r.join(" ")).join("\n"));
+    // A name that moves: one git show each, as showFile.
+    assert.deepEqual(await git.showFiles("HEAD", ["EMPTY.md", "MISSING.md"]), ["", null]);
+    assert.deepEqual(git.ran.slice(2).map((r) => r.join(" ")), [
+      "show HEAD:EMPTY.md",
+      "show HEAD:MISSING.md",
+    ]);
+    // A commit this clone does not have: null, and not kept (it may be fetched later).
+    const absent = "0123456789abcdef0123456789abcdef01234567";
+    assert.deepEqual(await git.showFiles(absent, ["REVIEWER.md"]), [null]);
+    assert.deepEqual(await git.showFiles(absent, ["REVIEWER.md"]), [null]);
+    assert.equal(git.ran.filter((r) => r[0] === "cat-file").length, 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Git lets git's automatic maintenance run after its first fetch in a repository, and never after", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-fetch-maintenance-" });
   try {

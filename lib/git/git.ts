@@ -144,6 +144,12 @@ export class Git {
    */
   readonly #fixed = new Map<string, Promise<string>>();
 
+  /**
+   * `<commit>:<path>` names that `git cat-file --batch` said are not in a commit it found: a
+   * full commit id never gains a file, so `showFile` answers null for them without asking again.
+   */
+  readonly #absent = new Set<string>();
+
   #once(key: string, read: () => Promise<string>): Promise<string> {
     let answer = this.#fixed.get(key);
     if (answer === undefined) {
@@ -288,6 +294,7 @@ export class Git {
    * is not kept (git says the same for a commit not fetched yet as for a path not in it).
    */
   async showFile(rev: string, path: string): Promise<string | null> {
+    if (this.#absent.has(`${rev}:${path}`)) return null;
     const read = async () => {
       const res = await this.run(["show", `${rev}:${path}`], { allowFail: true });
       if (res.code === 0) return res.stdout;
@@ -298,6 +305,34 @@ export class Git {
       if (err instanceof NotShown) return null;
       throw err;
     });
+  }
+
+  /**
+   * `showFile` for several paths at one full commit id, in one `git cat-file --batch` for the
+   * ones not read yet (a review tick reads its report, brief and every stage's procedure from
+   * the same main). A blob's content is what `git show` prints for it (no textconv); anything
+   * else at a path (a tree, a submodule's commit) is left to `git show`, as before. Another
+   * revision: one `showFile` each.
+   */
+  async showFiles(rev: string, paths: readonly string[]): Promise<(string | null)[]> {
+    if (!FULL_ID.test(rev)) return await Promise.all(paths.map((p) => this.showFile(rev, p)));
+    const unread = [...new Set(paths)].filter((p) =>
+      !this.#fixed.has(`show ${rev}:${p}`) && !this.#absent.has(`${rev}:${p}`) &&
+      !/[\n\r]/.test(p)
+    );
+    if (unread.length) {
+      const [commit, ...files] = await this.readObjects([
+        `${rev}^{commit}`,
+        ...unread.map((p) => `${rev}:${p}`),
+      ]);
+      unread.forEach((path, i) => {
+        const file = files[i];
+        if (file?.type === "blob") {
+          this.#fixed.set(`show ${rev}:${path}`, Promise.resolve(file.content));
+        } else if (file === null && commit?.oid === rev) this.#absent.add(`${rev}:${path}`);
+      });
+    }
+    return await Promise.all(paths.map((p) => this.showFile(rev, p)));
   }
 
   async head(): Promise<string> {

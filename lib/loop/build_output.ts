@@ -107,20 +107,23 @@ export function voidCause(
  * that git would keep are untracked build output (which relay left there,
  * never committing it), deletes those, so plain `git worktree remove` (never
  * forced) can go ahead. Anything else untracked or changed: nothing is
- * deleted, and the worktree stays for a person. Returns what was deleted.
+ * deleted, and the worktree stays for a person. Returns what was deleted, and whether status
+ * listed nothing at all (then nothing was).
  */
 export async function clearUntrackedBuildOutput(
   wt: Git,
   matcher: BuildOutputMatcher,
-): Promise<string[]> {
+): Promise<{ removed: string[]; clean: boolean }> {
   // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
   const entries = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=normal"]))
     .split("\0").filter((e) => e !== "");
-  if (entries.length === 0) return [];
+  if (entries.length === 0) return { removed: [], clean: true };
   const paths = entries.map((e) => e.startsWith("?? ") ? e.slice(3) : null);
-  if (paths.some((p) => p === null || matcher.match(p) === undefined)) return [];
+  if (paths.some((p) => p === null || matcher.match(p) === undefined)) {
+    return { removed: [], clean: false };
+  }
   for (const path of paths as string[]) {
     await Deno.remove(join(wt.cwd, path), { recursive: true });
   }
-  return paths as string[];
+  return { removed: paths as string[], clean: false };
 }

@@ -274,6 +274,8 @@ export async function anchorWithGit(
     : [];
   // In the turn's order, not merge-base's: the same turn gets the same numbers.
   const ordered = commits.filter((c) => tips.includes(c));
+  // Nothing to keep (a turn that made no commit): no ref to list, none to write.
+  if (ordered.length === 0) return [];
   // A pattern matches whole path parts only, unless it is a glob.
   const listed = await git.out(["for-each-ref", "--format=%(refname) %(objectname)", `${prefix}*`]);
   const existing = numbered(

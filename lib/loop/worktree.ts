@@ -183,16 +183,25 @@ export async function hiddenState(wt: Git): Promise<string | null> {
  * free), and its ignored files go, as they would with the folder, so the next task starts
  * as in a fresh checkout. Returns false when it was not parked (another spare waits, it is
  * not clean, or a step failed — then it is put back as it was): the caller removes it as
- * before.
+ * before. `statusEmpty`: the caller's own `git status --porcelain=v1 --untracked-files=normal`
+ * of the worktree listed nothing just now (clearUntrackedBuildOutput), so it is not run again.
  */
-export async function parkWorktree(primary: Git, root: string, path: string): Promise<boolean> {
+export async function parkWorktree(
+  primary: Git,
+  root: string,
+  path: string,
+  opts: { statusEmpty?: boolean } = {},
+): Promise<boolean> {
   const spare = join(root, SPARE_WORKTREE);
   if (resolve(dirname(path)) !== resolve(root) || await exists(spare)) return false;
   const wt = new Git(path);
-  const status = await wt.run(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], {
-    allowFail: true,
-  });
-  if (status.code !== 0 || status.stdout !== "" || await hiddenState(wt) !== null) return false;
+  if (!opts.statusEmpty) {
+    const status = await wt.run(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], {
+      allowFail: true,
+    });
+    if (status.code !== 0 || status.stdout !== "") return false;
+  }
+  if (await hiddenState(wt) !== null) return false;
   const moved = await primary.run(["worktree", "move", "--", path, spare], { allowFail: true });
   if (moved.code !== 0) return false;
   const parked = new Git(spare);

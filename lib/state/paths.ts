@@ -56,6 +56,18 @@ export const RELAY_DIR = ".relay";
 export const INBOX_DIR = ".relay/inbox";
 export const CONFIG_FILE = ".relay/config.yaml";
 
+/**
+ * The procedure a reviewer-side turn reads from main: the reviewer's `REVIEWER.md`, a stage's
+ * `.relay/<STAGE>.md` (relay init installs them).
+ */
+export function procedureOnMain(stage: "polish" | "docs" | "security" | "plan" | null): string {
+  return stage ? `${RELAY_DIR}/${stage.toUpperCase()}.md` : "REVIEWER.md";
+}
+
+/** Every procedure a review tick may read from main: read with the report, in one git call. */
+export const REVIEW_PROCEDURES: readonly string[] = [null, "polish", "docs", "security", "plan"]
+  .map((s) => procedureOnMain(s as "polish" | null));
+
 /** Paths that are paperwork: never on a task branch, committed to main on their own. */
 export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
 

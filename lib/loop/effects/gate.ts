@@ -62,6 +62,8 @@ export async function gate(
   const { primary, config } = ready(tick);
   const pr = prOf(tick);
   const subject = subjectOf(tick);
+  // The main the gate judges against: as this fetch left it (not asked of git twice).
+  let base: string | undefined;
   if (mode.kind === "tick") {
     // Real after any turn (a turn forgets fetches); a tick that ran none reuses its own.
     await primary.fetch(config.remote, { reuseMs: REUSE_FETCH_MS });
@@ -69,12 +71,14 @@ export async function gate(
     if (mainNow && mainNow !== subject.originMain) {
       tick.subject = { ...subject, originMain: mainNow };
     }
+    if (mainNow) base = mainNow;
   }
   const { originMain, report, brief } = subjectOf(tick);
   const scratchRoot = await Deno.makeTempDir({ prefix: "relay-merge-preview-" });
   try {
     const decision = await runGate({
       git: primary,
+      ...(base !== undefined ? { base } : {}),
       config,
       pr,
       report,

@@ -19,7 +19,7 @@ import {
 import { parseBrief } from "../../protocol/brief.ts";
 import { parseReport } from "../../protocol/report.ts";
 import { readStatus } from "../../protocol/status_line.ts";
-import { BRIEF_FILE, REPORT_FILE } from "../../state/paths.ts";
+import { BRIEF_FILE, REPORT_FILE, REVIEW_PROCEDURES } from "../../state/paths.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
 import { readReview } from "../../state/tasks.ts";
 import { plannerForge } from "../../forge/planner_forge.ts";
@@ -36,13 +36,17 @@ export async function readSubject(
   originMain: string,
   split = false,
 ): Promise<PlanSubject | null> {
-  const reportText = await git.showFile(originMain, REPORT_FILE);
-  if (reportText === null) return null;
+  // One git call for what this tick reads from main: the report, the brief beside it, and the
+  // procedures a reviewer-side turn may read (what git said of a full commit id is kept).
+  const [reportText, mainBrief] = await git.showFiles(originMain, [
+    REPORT_FILE,
+    BRIEF_FILE,
+    ...REVIEW_PROCEDURES,
+  ]);
+  if (reportText === null || reportText === undefined) return null;
   const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
   // machines: split — main's brief may be the next one; the report's is beside it in history.
-  const briefText = split
-    ? await briefBesideReport(git, originMain, true)
-    : await git.showFile(originMain, BRIEF_FILE);
+  const briefText = split ? await briefBesideReport(git, originMain, true) : mainBrief ?? null;
   if (briefText === null) {
     throw new InputError(
       { file: `origin/main:${BRIEF_FILE}` },

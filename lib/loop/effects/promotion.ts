@@ -144,12 +144,15 @@ async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<vo
   if (!wt) return;
   const { config, primary } = ready(tick);
   // What relay never commits is all that may be left (no .gitignore): it goes first.
-  await clearUntrackedBuildOutput(new Git(wt.path), buildOutputMatcher(config.neverCommit))
-    .catch(() => {});
+  const cleared = await clearUntrackedBuildOutput(
+    new Git(wt.path),
+    buildOutputMatcher(config.neverCommit),
+  ).catch(() => null);
   const root = ready(tick).profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
   // Only relay's own worktree for the branch, at the path relay made it: never a person's.
   const own = resolve(wt.path) === resolve(join(root, branch.replaceAll("/", "-")));
-  if (own && await parkWorktree(primary, root, wt.path)) {
+  // A status that listed nothing a moment ago, with nothing deleted since, is not asked again.
+  if (own && await parkWorktree(primary, root, wt.path, { statusEmpty: cleared?.clean === true })) {
     tick.log.step(`parked the worktree of ${branch} for the next task (the branch stays)`);
     return;
   }

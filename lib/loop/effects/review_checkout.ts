@@ -18,6 +18,7 @@ import {
 } from "../turn_anchors.ts";
 import { withoutUntrackedBuildOutput } from "../build_output.ts";
 import { hiddenState, parseWorktreeList, type WorktreeEntry } from "../worktree.ts";
+import { worktreeGitDir } from "../guard.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { forgeOf, type PlanContext, type PlanSubject, ready } from "./context.ts";
 
@@ -131,7 +132,7 @@ export async function snapshot(
 ): Promise<{ head: string; status: string; refs: string }> {
   const refs = await refsOf(primary);
   return {
-    head: await wt.out(["rev-parse", "HEAD"]),
+    head: await detachedHead(wt.cwd) ?? await wt.out(["rev-parse", "HEAD"]),
     status: withoutUntrackedBuildOutput(
       await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
       buildOutput,
@@ -148,11 +149,47 @@ export async function refsOf(primary: Git): Promise<string> {
 }
 
 /**
+ * What a detached HEAD names, read from the worktree's own git dir as git reads it (the files
+ * backend: `<gitdir>/HEAD` holds the commit id): null when HEAD is anything else (on a branch,
+ * unreadable, another ref backend), and the caller asks git.
+ */
+export async function detachedHead(worktree: string): Promise<string | null> {
+  const gitDir = await worktreeGitDir(worktree);
+  if (gitDir === null) return null;
+  const text = await Deno.readTextFile(join(gitDir, "HEAD")).catch(() => "");
+  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?\n?$/.test(text) ? text.trim() : null;
+}
+
+/**
+ * Whether `path` is a worktree git has registered at that path, read from the files
+ * `git worktree list` reads: the folder's `.git` names an admin folder under the repository's
+ * `worktrees/`, whose `gitdir` names this folder's `.git`. False when they do not say so (then
+ * the caller asks git for the list).
+ */
+async function registeredAt(commonDir: string, path: string): Promise<boolean> {
+  const gitDir = await worktreeGitDir(path);
+  if (gitDir === null || resolve(dirname(gitDir)) !== resolve(commonDir, "worktrees")) {
+    return false;
+  }
+  const back = (await Deno.readTextFile(join(gitDir, "gitdir")).catch(() => "")).trim();
+  return back !== "" && resolve(dirname(back)) === resolve(path);
+}
+
+/** The ticks (each its own Git of the primary tree) that removed leftover per-run worktrees. */
+const swept = new WeakSet<Git>();
+
+/**
  * A review tick killed mid-turn (or a relay before the reusable checkout) leaves a per-run
  * worktree behind. Remove the clean ones (plain `git worktree remove` refuses anything dirty,
- * which then stays for a person to look at). Returns the worktrees still registered.
+ * which then stays for a person to look at). Returns the worktrees still registered, or null
+ * when this tick did so already (a tick leaves none while it runs: its turns' own checkouts go
+ * after the turn, or are moved aside): then reviewCheckout reads the registration of its
+ * checkout from git's files.
  */
-export async function removeLeftoverReviewWorktrees(primary: Git): Promise<WorktreeEntry[]> {
+export async function removeLeftoverReviewWorktrees(
+  primary: Git,
+): Promise<WorktreeEntry[] | null> {
+  if (swept.has(primary)) return null;
   const list = parseWorktreeList(await primary.out(["worktree", "list", "--porcelain", "-z"]));
   const kept: WorktreeEntry[] = [];
   for (const w of list) {
@@ -162,6 +199,7 @@ export async function removeLeftoverReviewWorktrees(primary: Git): Promise<Workt
     }
     kept.push(w);
   }
+  swept.add(primary);
   return kept;
 }
 
@@ -178,6 +216,10 @@ export const REVIEW_CHECKOUT = "review";
  * folder is taken by something that is not this repository's worktree, the turn gets a
  * checkout of its own (`kept: false`: removed after the turn, as before). `verified`: HEAD is
  * `head` and nothing at all is changed, untracked or ignored (a new checkout is not looked at).
+ *
+ * Every look is made again for every turn, whatever the turn before found (an agent ran since,
+ * and the finish stage's test_command runs the head's code): what is spared is only asking git
+ * what its files say (HEAD, the registration) or what it said a moment ago.
  */
 export async function reviewCheckout(
   primary: Git,
@@ -185,13 +227,21 @@ export async function reviewCheckout(
     root: string;
     head: string;
     runId: string;
-    registered: readonly WorktreeEntry[];
+    /** The worktrees git lists; null: not listed (asked of git's files, then of git). */
+    registered: readonly WorktreeEntry[] | null;
+    /** The repository's git dir, where git registers its worktrees. */
+    commonDir: string;
     buildOutput: BuildOutputMatcher;
     log: { step(message: string): void };
   },
 ): Promise<{ path: string; kept: boolean; verified: boolean }> {
   const path = join(opts.root, REVIEW_CHECKOUT);
-  const mine = opts.registered.some((w) => resolve(w.path) === resolve(path));
+  const listed = (list: readonly WorktreeEntry[]) =>
+    list.some((w) => resolve(w.path) === resolve(path));
+  const mine = opts.registered !== null
+    ? listed(opts.registered)
+    : await registeredAt(opts.commonDir, path) ||
+      listed(parseWorktreeList(await primary.out(["worktree", "list", "--porcelain", "-z"])));
   if (mine && await exists(path)) {
     const why = await switchClean(new Git(path), opts.head, opts.buildOutput);
     if (why === null) return { path, kept: true, verified: true };
@@ -220,7 +270,9 @@ async function addDetached(primary: Git, path: string, head: string): Promise<vo
 
 /**
  * Switches a reused checkout to `head` and clears what earlier turns left; returns null
- * when it is then clean, or what is in the way (nothing is deleted then).
+ * when it is then clean, or what is in the way (nothing is deleted then). Git runs three times
+ * when the checkout is already at the head and holds nothing (hidden entries, status, clean),
+ * once more to switch it, and once more to verify it when there was something to clean.
  */
 async function switchClean(
   wt: Git,
@@ -231,16 +283,35 @@ async function switchClean(
   // could overwrite unasked; a merge left in progress): then the checkout is not touched.
   const hidden = await hiddenState(wt);
   if (hidden !== null) return hidden;
-  const co = await wt.run(["checkout", "--quiet", "--detach", head], { allowFail: true });
-  if (co.code !== 0) return `git checkout ${head.slice(0, 12)}: ${co.stderr.trim().split("\n")[0]}`;
-  // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
-  const left = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=normal"]))
-    .split("\0").filter((e) => e !== "");
-  const foreign = left.filter((e) => !e.startsWith("?? ") || !buildOutput.match(e.slice(3)));
+  // Already detached at the head (the tick's previous turn was on it): a checkout of the commit
+  // HEAD is on changes no file, and keeps whatever is changed, as the status below then shows.
+  if (await detachedHead(wt.cwd) !== head) {
+    const co = await wt.run(["checkout", "--quiet", "--detach", head], { allowFail: true });
+    if (co.code !== 0) {
+      return `git checkout ${head.slice(0, 12)}: ${co.stderr.trim().split("\n")[0]}`;
+    }
+  }
+  // "normal" lists a wholly untracked folder once (node_modules/), not file by file; with
+  // --ignored, what git ignores too (as "!! "), and the other entries as without it.
+  const left = (await wt.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=normal",
+    "--ignored",
+  ])).split("\0").filter((e) => e !== "");
+  const foreign = left.filter((e) =>
+    !e.startsWith("!! ") && (!e.startsWith("?? ") || !buildOutput.match(e.slice(3)))
+  );
   if (foreign.length) return `${foreign.length} change(s), e.g. ${foreign[0]}`;
   // Ignored files and untracked build output are earlier turns' leftovers, as a fresh
   // checkout would not have them; one -f leaves nested repositories, which the check sees.
+  // Run even when status listed nothing: it also removes what status never shows (an empty
+  // folder, a folder whose only content is under a `.git` folder of its own).
   await wt.run(["clean", "-d", "-x", "-f", "-q"]);
+  // Nothing listed, HEAD at the head: cleaning only deletes untracked files, so it cannot
+  // leave anything for status to list.
+  if (left.length === 0 && await detachedHead(wt.cwd) === head) return null;
   const check = (await wt.out([
     "status",
     "--porcelain=v2",

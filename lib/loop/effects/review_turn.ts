@@ -16,7 +16,7 @@ import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
 import { reviewerPrompt, stagePrompt } from "../../agents/prompt.ts";
 import { roleTimeoutMs, startTurn, timedOutText } from "../../agents/turn.ts";
 import { runDemoReviewer } from "../../agents/demo_reviewer.ts";
-import { REPORT_FILE } from "../../state/paths.ts";
+import { procedureOnMain, REPORT_FILE, REVIEW_PROCEDURES } from "../../state/paths.ts";
 import { failpoint } from "../../state/failpoint.ts";
 import { takeNotes } from "../../state/tasks.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
@@ -117,6 +117,7 @@ export async function runReview(
       head: pr.head,
       runId,
       registered,
+      commonDir: tick.repo.commonDir,
       buildOutput,
       log: tick.log,
     });
@@ -313,7 +314,7 @@ function holdReview(
   next?: string,
   stage: TurnStage | null = null,
 ): PlannerEvent {
-  const procedure = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
+  const procedure = procedureOnMain(stage);
   return {
     kind: "review-held",
     reason: `${stage ? `${stage} stage` : "review"} of task ${s.task}: ${reason}`,
@@ -329,7 +330,7 @@ function holdReview(
 
 /** A stage's procedure file under `.relay/` on main (relay init installs one per stage). */
 export function procedureFile(stage: TurnStage): string {
-  return `${stage.toUpperCase()}.md`;
+  return basename(procedureOnMain(stage));
 }
 
 async function dispatchReviewer(
@@ -355,8 +356,13 @@ async function dispatchReviewer(
     reportPath,
     stage === "plan" ? "" : (await tick.primary.showFile(s.originMain, REPORT_FILE)) ?? "",
   );
-  const procedureName = stage ? `.relay/${procedureFile(stage)}` : "REVIEWER.md";
-  const procedure = await tick.primary.showFile(s.originMain, procedureName);
+  const procedureName = procedureOnMain(stage);
+  // Read with the report when the tick looked at main (observe.ts); else every procedure in one
+  // git call, for this turn and the tick's next ones.
+  const procedure = (await tick.primary.showFiles(s.originMain, [
+    procedureName,
+    ...REVIEW_PROCEDURES,
+  ]))[0] ?? null;
   const procedurePath = procedure === null
     ? null
     : join(runDir, stage ? procedureFile(stage) : "REVIEWER.md");

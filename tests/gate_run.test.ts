@@ -723,7 +723,9 @@ async function pushFrom(
   files: Record<string, string>,
 ): Promise<string> {
   await scene.git(clone, ["switch", "--quiet", branch]);
-  for (const [path, text] of Object.entries(files)) await Deno.writeTextFile(join(clone, path), text);
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.writeTextFile(join(clone, path), text);
+  }
   await scene.git(clone, ["add", "--all"]);
   await scene.git(clone, ["commit", "--quiet", "-m", `more on ${branch}`]);
   await scene.git(clone, ["push", "--quiet", "origin", branch]);

@@ -228,6 +228,26 @@ Deno.test("runAgent() kills the program and rethrows when onStart() fails", asyn
   }
 });
 
+Deno.test("runAgent() kills the program when onStart() fails at once, before it leads its group", async () => {
+  // Started through setsid(1) by posix_spawn, the child leads no group for its first moments:
+  // a kill of the group then finds none, and the turn would run to its end unrecorded.
+  await using t = await temp();
+  for (let i = 0; i < 6; i++) {
+    const started = Date.now();
+    await assert.rejects(
+      runAgent(options(t, ["sleep", "30"], {
+        timeoutMs: 60_000,
+        onStart: () => {
+          throw new Error("journal is read-only");
+        },
+      })),
+      /journal is read-only/,
+    );
+    const took = Date.now() - started;
+    assert.ok(took < 15_000, `attempt ${i}: the turn ran on for ${took} ms after onStart failed`);
+  }
+});
+
 Deno.test("runAgent() with plain progress prints a started and a finished line", async () => {
   await using t = await temp();
   const out = await new Deno.Command(Deno.execPath(), {

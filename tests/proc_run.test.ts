@@ -144,6 +144,16 @@ Deno.test("run() says a program with a timeout is not found as it says it of any
   }
 });
 
+Deno.test("run() stops a command whose timeout comes before it leads its group", async () => {
+  // A timeout of 0 fires while setsid(1) may not have made the child a group leader yet.
+  for (let i = 0; i < 6; i++) {
+    const started = Date.now();
+    await assert.rejects(run(["sleep", "30"], { cwd: "/", timeoutMs: 0 }), /timed out/);
+    const took = Date.now() - started;
+    assert.ok(took < 15_000, `attempt ${i}: the command ran on for ${took} ms past its timeout`);
+  }
+});
+
 Deno.test("run() feeds stdin text to the command", async () => {
   const text = "line\n".repeat(50_000);
   const res = await run(["wc", "-l"], { cwd: "/", stdin: text });

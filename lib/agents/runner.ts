@@ -125,8 +125,8 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     // No limit (Infinity) is no timer.
     const cancelTimeout = later(opts.timeoutMs, () => {
       timedOut = true;
-      killGroup(pid, "SIGTERM");
-      cancelKill = later(graceMs, () => killGroup(pid, "SIGKILL"));
+      killGroup(pid, "SIGTERM", true);
+      cancelKill = later(graceMs, () => killGroup(pid, "SIGKILL", true));
     });
 
     let status: Deno.CommandStatus;
@@ -134,7 +134,7 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
       if (opts.onStart) await opts.onStart(pid);
     } catch (err) {
       // The caller could not record the turn: do not leave it running unrecorded.
-      killGroup(pid, "SIGKILL");
+      killGroup(pid, "SIGKILL", true);
       await child.status;
       cancelTimeout();
       cancelKill();

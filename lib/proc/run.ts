@@ -58,10 +58,23 @@ export function childEnv(
   return { ...env, ...extra };
 }
 
-/** Kills a process group started with `detached: true`, ignoring a group that is already gone. */
-export function killGroup(pid: number, signal: Deno.Signal = "SIGKILL"): void {
+/**
+ * Kills a process group started in a session of its own, ignoring a group that is already gone.
+ * `child`: the pid is a child of this process not yet waited for (its pid cannot have been
+ * reused). Such a child, started through setsid(1) by posix_spawn (lib/proc/session.ts), leads
+ * no group for its first moments: then there is no group `pid` yet, and the child alone is
+ * signalled (still setsid(1), so the command never starts).
+ */
+export function killGroup(pid: number, signal: Deno.Signal = "SIGKILL", child = false): void {
   try {
     Deno.kill(Deno.build.os === "windows" ? pid : -pid, signal);
+    return;
+  } catch {
+    // Already exited, or (a child) not leading its group yet.
+  }
+  if (!child || Deno.build.os === "windows") return;
+  try {
+    Deno.kill(pid, signal);
   } catch {
     // Already exited.
   }
@@ -135,7 +148,7 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<Ru
   let timedOut = false;
   const cancel = opts.timeoutMs === undefined ? undefined : later(opts.timeoutMs, () => {
     timedOut = true;
-    killGroup(child.pid);
+    killGroup(child.pid, "SIGKILL", true);
   });
   let status: Deno.CommandStatus;
   try {

@@ -149,8 +149,35 @@ Deno.test("the shared resolver is one git process for all of a repository's refs
     const starts = (await Deno.readTextFile(trace)).trim().split("\n").map((l) => JSON.parse(l))
       .filter((e) => e.event === "start" && e.argv?.[2] === "core.fsmonitor=false")
       .map((e) => e.argv.slice(7).join(" "));
-    assert.deepEqual(starts, ["cat-file --batch-check=%(objectname) %(objecttype)"]);
+    assert.deepEqual(starts, [
+      `--git-dir=${join(work, ".git")} cat-file --batch-check=%(objectname) %(objecttype)`,
+    ]);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the shared resolver reads a repository removed and made again at the same path", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-resolver-again-" });
+  const work = join(dir, "work");
+  try {
+    batchResolves(true);
+    await sh(dir, "init", "--quiet", "--initial-branch=main", work);
+    await sh(work, "commit", "--quiet", "--allow-empty", "-m", "one");
+    assert.equal(
+      await new Git(work).resolve("refs/heads/main"),
+      await sh(work, "rev-parse", "HEAD"),
+    );
+    await Deno.remove(work, { recursive: true });
+    await sh(dir, "init", "--quiet", "--initial-branch=main", work);
+    await sh(work, "commit", "--quiet", "--allow-empty", "-m", "two");
+    assert.equal(
+      await new Git(work).resolve("refs/heads/main"),
+      await sh(work, "rev-parse", "HEAD"),
+    );
+  } finally {
+    batchResolves(false);
+    await endResolvers();
     await Deno.remove(dir, { recursive: true });
   }
 });

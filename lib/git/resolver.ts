@@ -46,7 +46,14 @@ class Resolver {
 
   constructor(gitDir: string, args: readonly string[], env: Record<string, string>) {
     this.#child = new Deno.Command("git", {
-      args: [...args, "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+      // The git dir by its path, not only as the folder git starts in: a repository removed
+      // and made again at the same path is read, not the removed one's folder (no refs left).
+      args: [
+        ...args,
+        `--git-dir=${gitDir}`,
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype)",
+      ],
       cwd: gitDir,
       env,
       clearEnv: true,

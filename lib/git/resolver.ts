@@ -123,7 +123,7 @@ export async function endResolvers(): Promise<void> {
 
 /** Each repository's resolver (by its common git dir), and each folder's repository. */
 const resolvers = new Map<string, Resolver>();
-const repositories = new Map<string, string | null>();
+const repositories = new Map<string, string>();
 
 /**
  * The commit (or, with `peel: "tree"`, the tree) `name` — a shared name, see SHARED_NAME —
@@ -138,12 +138,13 @@ export async function resolveShared(
   peel: "commit" | "tree" = "commit",
 ): Promise<string | null | undefined> {
   if (!enabled || !SHARED_NAME.test(name)) return undefined;
+  // A folder's repository is kept once found; "none" is not (the folder may become one).
   let commonDir = repositories.get(cwd);
   if (commonDir === undefined) {
-    commonDir = discoverRepo(cwd)?.commonDir ?? null;
+    commonDir = discoverRepo(cwd)?.commonDir;
+    if (commonDir === undefined) return undefined;
     repositories.set(cwd, commonDir);
   }
-  if (commonDir === null) return undefined;
   let resolver = resolvers.get(commonDir);
   if (resolver?.broken) return undefined;
   if (!resolver) {

@@ -32,7 +32,7 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => later(ms, resolve));
 }
 
-/** Calls `fn` every `ms` until cancelled (the next call is timed from the end of the last). */
+/** Calls `fn` every `ms` until cancelled (each call timed from the start of the one before). */
 export function every(ms: number, fn: () => void): () => void {
   let cancel = () => {};
   const next = () => {

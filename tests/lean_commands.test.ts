@@ -8,7 +8,7 @@
  * stand in for node:path and node:util's parseArgs).
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ROOT } from "./helpers/scene.ts";
 import { staticClosure } from "./helpers/static_imports.ts";
 import { COMMANDS, OWN_MODULES } from "../lib/cli/dispatch.ts";
@@ -51,6 +51,122 @@ for (const [command, modules] of Object.entries(LOADS)) {
     }
   });
 }
+
+/**
+ * The cycle's working ticks (inbox add, promote, poll, review) load neither zod nor yaml:
+ * ~80 ms of each start on a 2-core machine, more than a tick's own work on a small repo.
+ * `.relay/config.yaml` is read by repo_load.ts and the operator profile by profile_load.ts;
+ * the full parsers load only for a file those leave to them (to explain it, or to read what
+ * they do not). Each command's modules: its own, then those it imports lazily on a cycle's
+ * working path (the set a bench cycle loads, from `deno run --coverage`).
+ */
+const TICK_LOADS: Record<string, string[]> = {
+  "inbox add": ["cli/idle.ts", "cli/inbox.ts", "loop/inbox.ts"],
+  promote: [
+    "cli/idle.ts",
+    "cli/promote.ts",
+    "state/lock.ts",
+    "loop/promote.ts",
+    "loop/plan_gate.ts",
+    "config/repo_load.ts",
+  ],
+  poll: [
+    "cli/idle.ts",
+    "cli/poll.ts",
+    "state/last_tick.ts",
+    "loop/poll.ts",
+    "cli/tick.ts",
+    "state/pause.ts",
+    "loop/split.ts",
+    "loop/unpublished.ts",
+    "loop/notify.ts",
+    "config/profile_load.ts",
+  ],
+  review: [
+    "cli/idle.ts",
+    "cli/review.ts",
+    "loop/review.ts",
+    "cli/tick.ts",
+    "state/pause.ts",
+    "loop/split.ts",
+    "loop/review_journal.ts",
+    "loop/notify.ts",
+    "state/json_file.ts",
+    "loop/notes.ts",
+    "config/profile_load.ts",
+  ],
+};
+
+/** The full parsers and what only they need. */
+const FULL_CONFIG = /^lib\/config\/(repo|profile|yaml_source|zod_types|issues)\.ts$/;
+
+for (const [command, modules] of Object.entries(TICK_LOADS)) {
+  Deno.test(`relay ${command} statically loads no zod, yaml or full config parser, nor do the modules it loads lazily`, async () => {
+    const files = new Set<string>();
+    const bare = new Set<string>();
+    for (const module of ["cli/dispatch.ts", ...modules]) {
+      const closure = await staticClosure(join(ROOT, "lib", module));
+      for (const f of closure.files) files.add(f);
+      for (const b of closure.bare) bare.add(b);
+    }
+    for (const b of bare) {
+      assert.match(b, /^node:/, `relay ${command} loads ${b} at start-up`);
+    }
+    for (const file of files) {
+      assert.doesNotMatch(file, FULL_CONFIG, `static import of ${file} by relay ${command}`);
+      assert.doesNotMatch(file, /(^|\/)(zod|yaml)/);
+    }
+    if (command === "poll" || command === "review") {
+      // The walk is not blind: the ticks do read both files, with the light readers.
+      assert.ok(files.has("lib/config/repo_load.ts"), [...files].join(", "));
+      assert.ok(files.has("lib/config/profile_load.ts"), [...files].join(", "));
+      assert.ok(files.has("lib/loop/effects/attempt.ts") || command === "review");
+      assert.ok(files.has("lib/loop/effects/observe.ts") || command === "poll");
+    }
+  });
+}
+
+/**
+ * The lazy imports those modules make that would load zod, yaml or a full parser: each only
+ * for a rare case, never on a cycle's working path (a bench cycle loads none of them).
+ */
+const RARE_LAZY: Record<string, string> = {
+  "lib/config/repo_load.ts -> ./repo.ts": "a config file the light reader leaves to the full one",
+  "lib/config/profile_load.ts -> ./profile.ts": "a profile the light reader leaves to the full one",
+  "lib/forge/executor_forge.ts -> ./github_executor.ts": "forge: github",
+  "lib/forge/planner_forge.ts -> ./github_planner.ts": "forge: github",
+  "lib/loop/effects/preview.ts -> ../../forge/gh.ts": "preview: github-deployments",
+  "lib/state/tasks.ts -> zod": "a task record not in the shape relay writes",
+  "lib/task/log.ts -> zod": "reading a task's event log (relay show, report), not appending",
+};
+
+Deno.test("the working ticks' lazy imports load zod, yaml or a full config parser only for a rare case", async () => {
+  const LAZY = /import\(\s*["']([^"']+)["']\s*\)/g;
+  const heavy = async (from: string, spec: string): Promise<boolean> => {
+    if (spec === "zod" || spec === "yaml") return true;
+    if (!spec.startsWith(".")) return false;
+    const c = await staticClosure(join(ROOT, dirname(from), spec));
+    return c.bare.some((b) => b === "zod" || b === "yaml") ||
+      c.files.some((f) => FULL_CONFIG.test(f));
+  };
+  const seen = new Set<string>();
+  for (const modules of Object.values(TICK_LOADS)) {
+    for (const module of ["cli/dispatch.ts", ...modules]) {
+      for (const file of (await staticClosure(join(ROOT, "lib", module))).files) {
+        const code = (await Deno.readTextFile(join(ROOT, file)))
+          .replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+        for (const m of code.matchAll(LAZY)) {
+          if (!(await heavy(file, m[1]!))) continue;
+          const site = `${file} -> ${m[1]}`;
+          assert.ok(site in RARE_LAZY, `${site} loads zod, yaml or a full parser: is it rare?`);
+          seen.add(site);
+        }
+      }
+    }
+  }
+  // The list names no site that is gone.
+  assert.deepEqual([...seen].sort(), Object.keys(RARE_LAZY).sort());
+});
 
 Deno.test("lib/cli/dispatch.ts loads modules only by computed specifier, and deno compile is told of each", async () => {
   const source = await Deno.readTextFile(join(ROOT, "lib", "cli", "dispatch.ts"));

@@ -34,7 +34,7 @@ import {
   PROMPT_PLACEHOLDER,
   type RoleName,
   type RoleSpec,
-} from "../config/profile.ts";
+} from "../config/profile_load.ts";
 
 export type Invocation =
   | { kind: "process"; argv: string[]; env: Record<string, string> }

@@ -6,7 +6,7 @@
  */
 import { isAbsolute } from "node:path";
 import type { ProgramSeen } from "../config/task_config.ts";
-import type { RoleName, RoleSpec } from "../config/profile.ts";
+import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import { fileHash } from "../proc/hash.ts";
 import { run } from "../proc/run.ts";
 import { buildInvocation } from "./presets.ts";

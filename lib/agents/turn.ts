@@ -6,7 +6,7 @@
  * tick leaves behind (orphan.ts decides what to do with it). What a role
  * reads from its turn — a report, a verdict — stays with the role's tick.
  */
-import type { RoleName, RoleSpec } from "../config/profile.ts";
+import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import { buildInvocation } from "./presets.ts";
 import { runAgent } from "./runner.ts";
 import type { ProgressStyle } from "./progress.ts";

@@ -21,7 +21,7 @@ export async function acceptanceSummary(
   const merge = (record.config as { merge?: { value?: string } } | undefined)?.merge?.value;
   if (!review || review.merged || merge !== "human") return null;
   const { Git } = await import("../git/git.ts");
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
   const config = await loadRepoConfig(repo.root);
   const git = new Git(repo.root, config.timeouts.networkMs);
   const head = await git.resolve(`refs/remotes/${config.remote}/${review.branch}`) ??

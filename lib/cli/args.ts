@@ -102,7 +102,7 @@ export function printJson(value: unknown): void {
 }
 
 /**
- * lib/config/profile.ts's ProfileFlags, spelled out here: the idle poll loads
+ * lib/config/profile_load.ts's ProfileFlags, spelled out here: the idle poll loads
  * nothing from lib/config/, not even for a type.
  */
 type Flags = {

@@ -51,7 +51,7 @@ export async function attachVerification(args: string[], ctx: Context): Promise<
   const { statePaths } = await import("../state/paths.ts");
   const { whileNoTickRuns } = await import("../state/lock.ts");
   const { addVerification, readTask } = await import("../state/tasks.ts");
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
   const { Git } = await import("../git/git.ts");
   const { sha256 } = await import("../proc/hash.ts");
   const state = statePaths(repo.commonDir);

@@ -9,7 +9,7 @@
 import { delimiter, isAbsolute, join } from "node:path";
 import { tmpdir } from "node:os";
 import { findProgram } from "../agents/which.ts";
-import type { Profile } from "../config/profile.ts";
+import type { Profile } from "../config/profile_load.ts";
 
 /** Folders cron's PATH gets even when the current PATH lacks them (when they exist). */
 export const STANDARD_DIRS = ["/usr/local/bin", "/usr/bin", "/bin"];

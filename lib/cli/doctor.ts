@@ -8,7 +8,7 @@
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 import { statePaths } from "../state/paths.ts";
 import type { Finding, Skipped } from "./doctor_checks.ts";
-import type { Profile } from "../config/profile.ts";
+import type { Profile } from "../config/profile_load.ts";
 import { stamped } from "../proc/log.ts";
 import { redact } from "../proc/redact.ts";
 

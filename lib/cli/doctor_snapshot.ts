@@ -16,8 +16,8 @@ import {
   statePaths,
 } from "../state/paths.ts";
 import type { LockView, OpenPr, Skipped, Snapshot } from "./doctor_checks.ts";
-import type { Profile } from "../config/profile.ts";
-import type { RepoConfig } from "../config/repo.ts";
+import type { Profile } from "../config/profile_load.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
   try {
@@ -116,8 +116,8 @@ export async function gather(
   const { readPause } = await import("../state/pause.ts");
   const { readLastTick } = await import("../state/last_tick.ts");
   const { lockState } = await import("../state/lock.ts");
-  const { loadRepoConfig } = await import("../config/repo.ts");
-  const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
+  const { loadProfile, profilePath } = await import("../config/profile_load.ts");
 
   const setUp = await exists(join(repo.root, CONFIG_FILE));
   const config: RepoConfig | null = await loadRepoConfig(repo.root).catch(() => null);
@@ -209,7 +209,7 @@ export async function gather(
   // The locks, and whether their holders are who the records say.
   const { isAlive } = await import("../proc/alive.ts");
   const { hostname } = await import("../state/lock.ts");
-  const { effectiveAgentTimeoutMs } = await import("../config/repo.ts");
+  const { effectiveAgentTimeoutMs } = await import("../config/repo_load.ts");
   const locks: LockView[] = [];
   for (const tick of ["poll", "review"] as const) {
     const path = tick === "poll" ? state.pollLock : state.reviewLock;

@@ -159,7 +159,7 @@ async function install(
   persons: string[] | undefined,
   mainFlag: string | undefined,
 ): Promise<number> {
-  const { isSafeBranchName } = await import("../config/repo.ts");
+  const { isSafeBranchName } = await import("../config/repo_load.ts");
   const main = mainFlag ?? await configuredMain(ctx.cwd);
   if (!isSafeBranchName(main)) {
     throw new UsageError(`--main "${main}" is not a usable branch name`, "guard");
@@ -253,7 +253,7 @@ async function setConfig(bare: string, args: string[]): Promise<void> {
  */
 async function configuredMain(cwd: string): Promise<string> {
   const repo = discoverRepo(cwd);
-  const { CONFIG_PATH, loadRepoConfig } = await import("../config/repo.ts");
+  const { CONFIG_PATH, loadRepoConfig } = await import("../config/repo_load.ts");
   if (!repo || !(await exists(join(repo.root, CONFIG_PATH)))) {
     throw new UsageError(
       `relay guard install cannot tell which branch to guard: ${

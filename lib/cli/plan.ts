@@ -14,8 +14,8 @@ export async function plan(args: string[], ctx: Context): Promise<number> {
     throw new UsageError(`"${positionals[0]}" is not a task number`, "plan");
   }
   const repo = requireRepo(ctx);
-  const { loadRepoConfig } = await import("../config/repo.ts");
-  const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
+  const { loadProfile, profilePath } = await import("../config/profile_load.ts");
   const { Git } = await import("../git/git.ts");
   const { statePaths } = await import("../state/paths.ts");
   const { stderrLog } = await import("../proc/log.ts");

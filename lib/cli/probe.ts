@@ -19,7 +19,7 @@ export async function probe(args: string[], ctx: Context): Promise<number> {
     );
   }
   const repo = requireRepo(ctx);
-  const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const { loadProfile, profilePath } = await import("../config/profile_load.ts");
   const { statePaths } = await import("../state/paths.ts");
   const profile = await loadProfile(profilePath(ctx.profile));
   const roles = role === undefined ? PROBE_ROLES : [role as typeof PROBE_ROLES[number]];

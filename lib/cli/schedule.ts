@@ -99,7 +99,7 @@ function parse(args: string[]): Options {
 export async function schedule(args: string[], ctx: Context): Promise<number> {
   const opts = parse(args);
   const repo = requireRepo(ctx);
-  const { profilePath } = await import("../config/profile.ts");
+  const { profilePath } = await import("../config/profile_load.ts");
   const profile = profilePath(ctx.profile);
   if (opts.kind === "github-actions") {
     const actions = await import("./schedule_actions.ts");

@@ -16,8 +16,8 @@ import {
   type Profile,
   type RoleSpec,
   type Vendor,
-} from "../config/profile.ts";
-import type { RepoConfig } from "../config/repo.ts";
+} from "../config/profile_load.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 
 /** The Linux x64 asset of every release (.github/workflows/release.yml, scripts/compile.ts). */
 export const RELEASE_ASSET = "relay-x86_64-unknown-linux-gnu";
@@ -66,8 +66,8 @@ export async function actionsInput(root: string, profilePath: string): Promise<{
   input: ActionsInput;
   notes: string[];
 }> {
-  const { loadRepoConfig } = await import("../config/repo.ts");
-  const { loadProfile } = await import("../config/profile.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
+  const { loadProfile } = await import("../config/profile_load.ts");
   const config = await loadRepoConfig(root);
   const notes: string[] = [];
   let roles: Roles | null = null;

@@ -43,8 +43,8 @@ export async function preflight(
   /** Something will start an agent: without it, a missing profile blocks nothing yet. */
   agentsNeeded: boolean,
 ): Promise<Blocker[]> {
-  const { loadRepoConfig } = await import("../config/repo.ts");
-  const { loadProfile, profilePath } = await import("../config/profile.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
+  const { loadProfile, profilePath } = await import("../config/profile_load.ts");
   const { stepIndex } = await import("../state/journal.ts");
   const blockers: Blocker[] = [];
   const message = (err: unknown) => (err as Error)?.message ?? String(err);
@@ -140,7 +140,7 @@ export function tickHold(tick: LastTick | null, current: boolean): string | null
  * (as of the last fetch: status itself never fetches). Never fails status.
  */
 export async function unpublished(repo: RepoPaths): Promise<string[]> {
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
   const { Git } = await import("../git/git.ts");
   const { unpublishedWarning } = await import("../loop/unpublished.ts");
   const { personCwd } = await import("../proc/shell.ts");

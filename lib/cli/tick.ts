@@ -39,7 +39,7 @@ export async function runTick<R extends { kind: string; message: string }>(opts:
   /** Results not worth a line under --quiet (idle, busy). */
   quietKinds?: readonly string[];
   /** This command's flags over the operator profile. */
-  flags?: import("../config/profile.ts").ProfileFlags;
+  flags?: import("../config/profile_load.ts").ProfileFlags;
 }): Promise<number> {
   const { command, repo, ctx } = opts;
   // A tick resolves refs through one git process (lib/git/resolver.ts), not one each.
@@ -159,7 +159,7 @@ async function tell(
   const warn = (line: string) =>
     console.error(stamped(`relay: warning: ${redact(line)}`, Deno.stderr.isTerminal()));
   try {
-    const { loadProfile, profilePath } = await import("../config/profile.ts");
+    const { loadProfile, profilePath } = await import("../config/profile_load.ts");
     const profile = await loadProfile(profilePath(opts.ctx.profile));
     if (!profile.notify.length) return;
     const { notifyOnce } = await import("../loop/notify.ts");

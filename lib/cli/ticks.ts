@@ -38,7 +38,7 @@ export function tickLog(repo: RepoPaths): string {
 export async function tickPlan(repo: RepoPaths, profile: string): Promise<TickPlan> {
   const cron = await import("./crontab.ts");
   const safePath = await import("./cron_path.ts");
-  const { loadProfile } = await import("../config/profile.ts");
+  const { loadProfile } = await import("../config/profile_load.ts");
   const pathEnv = Deno.env.get("PATH") ?? "";
   const safety = safePath.safetyContext();
   const relay = await cron.relayCommand(safety, pathEnv);

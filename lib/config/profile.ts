@@ -3,126 +3,46 @@
  * outside every repository (agents write files in the repo and must never
  * choose which program runs), at --profile, $RELAY_PROFILE,
  * $XDG_CONFIG_HOME/relay/profile.yaml or ~/.config/relay/profile.yaml.
+ *
+ * This is the full parser (yaml and zod, with messages naming the line and
+ * key); the common profile is read without them by profile_load.ts, which
+ * loads this module only when it cannot be sure. The Profile shape, its
+ * constants and loadProfile live there, re-exported here.
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute } from "node:path";
 import { z } from "zod";
-import { InputError, UsageError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";
 import { issuesToInputError } from "./issues.ts";
 import { TEST_COMMAND_FIX, testCommandProblem } from "./test_command.ts";
 import { parseYamlWithLines } from "./yaml_source.ts";
 import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
+import {
+  DEFAULT_MODELS,
+  DEFAULT_ROLE_TIMEOUT_MS,
+  ENV_NAME,
+  type Profile,
+  PROMPT_PLACEHOLDER,
+  type RoleName,
+  settingsToProfile,
+} from "./profile_load.ts";
 
-export type RoleName = "executor" | "reviewer";
-export type Vendor = "claude" | "codex" | "command" | "demo";
-
-export interface RoleSpec {
-  vendor: Vendor;
-  /** Always set for claude and codex (defaulted); never for command or demo. */
-  model?: string;
-  /** Only for vendor "command": the program and its arguments, "{prompt}" replaced. */
-  argv?: string[];
-  timeoutMs: number;
-  /** Extra environment for the agent process. */
-  env: Record<string, string>;
-}
-
-export interface Profile {
-  /** The file this profile was read from. */
-  path: string;
-  /** `security` is the adversarial reviewer-side role (`gate` in profiles of the paired-session workflow). */
-  roles: { executor: RoleSpec; reviewer: RoleSpec; security: RoleSpec };
-  /**
-   * The security role was not in the profile: it is the executor's vendor and model
-   * (the reviewer's program when the executor is a `command`).
-   */
-  securityDefaulted: boolean;
-  /** Where task worktrees go; absent means a sibling folder of the repo. */
-  worktreeRoot?: string;
-  /** The project's test run, one exact command (lib/config/test_command.ts). */
-  testCommand?: string;
-  safetyMode: "efficient" | "strict";
-  /** Decides over the repo config's `merge` when set. */
-  mergePolicy?: "auto" | "human";
-  /** Nobody answers: every point that would wait for a person is a HOLD with the question. */
-  handsfree: boolean;
-  /** Browser tools for reviewer-side claude turns: an MCP config and the tools it may use. */
-  browser?: BrowserTools;
-  /** Notifiers: argv commands run with each state change as JSON on stdin (lib/loop/notify.ts). */
-  notify: string[][];
-  /** Keys a command-line flag set for this one command (withFlags): their source is "flag". */
-  flagged?: (keyof ProfileFlags)[];
-  /** The most the repo config may ask for. */
-  limits: ProfileLimits;
-}
-
-/** What `relay poll` / `relay review` flags may decide for that one command, over the profile. */
-export interface ProfileFlags {
-  mergePolicy?: "auto" | "human";
-  handsfree?: boolean;
-  safetyMode?: "efficient" | "strict";
-}
-
-/** The profile with this command's flags over it, each flagged so it says where it came from. */
-export function withFlags(profile: Profile, flags: ProfileFlags | undefined): Profile {
-  const set = (Object.keys(flags ?? {}) as (keyof ProfileFlags)[])
-    .filter((k) => flags![k] !== undefined);
-  if (!set.length) return profile;
-  return { ...profile, ...flags, flagged: set };
-}
-
-/** An MCP server config (a JSON file) for a browser, and the tool names a reviewer may call. */
-export interface BrowserTools {
-  mcpConfig: string;
-  tools: string[];
-}
-
-/** Upper bounds on what `.relay/config.yaml` may set. */
-export interface ProfileLimits {
-  attempts: number;
-  fixRounds: number;
-  planRounds: number;
-}
-
-export const DEFAULT_LIMITS: ProfileLimits = { attempts: 10, fixRounds: 20, planRounds: 5 };
-
-export const DEFAULT_MODELS = { claude: "claude-opus-5-5", codex: "gpt-6.1-sol" } as const;
-export const DEFAULT_ROLE_TIMEOUT_MS: Record<RoleName, number> = {
-  executor: 60 * 60_000,
-  reviewer: 30 * 60_000,
-};
-/** The placeholder a `command` role's argv must contain, as an element or inside one. */
-export const PROMPT_PLACEHOLDER = "{prompt}";
-/** Where the profile lives by default, for messages. */
-export const DEFAULT_PROFILE_HINT =
-  "$XDG_CONFIG_HOME/relay/profile.yaml (default ~/.config/relay/profile.yaml)";
-
-interface EnvLike {
-  get(name: string): string | undefined;
-}
-
-/** The profile's path: the flag, else $RELAY_PROFILE, else the XDG location, else ~/.config. */
-export function profilePath(flag?: string, env: EnvLike = Deno.env): string {
-  const set = (name: string) => {
-    const v = env.get(name);
-    return v === undefined || v === "" ? undefined : v;
-  };
-  if (flag !== undefined && flag !== "") return resolve(flag);
-  const fromEnv = set("RELAY_PROFILE");
-  if (fromEnv !== undefined) return resolve(fromEnv);
-  const xdg = set("XDG_CONFIG_HOME");
-  // The XDG spec says relative values are invalid and must be ignored.
-  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "relay", "profile.yaml");
-  const home = set("HOME");
-  if (home === undefined) {
-    throw new UsageError(
-      "Cannot locate the operator profile: neither XDG_CONFIG_HOME nor HOME is set; pass --profile <path> or set RELAY_PROFILE",
-    );
-  }
-  return join(home, ".config", "relay", "profile.yaml");
-}
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export {
+  type BrowserTools,
+  DEFAULT_LIMITS,
+  DEFAULT_MODELS,
+  DEFAULT_PROFILE_HINT,
+  DEFAULT_ROLE_TIMEOUT_MS,
+  loadProfile,
+  type Profile,
+  type ProfileFlags,
+  type ProfileLimits,
+  profilePath,
+  PROMPT_PLACEHOLDER,
+  type RoleName,
+  type RoleSpec,
+  type Vendor,
+  withFlags,
+} from "./profile_load.ts";
 
 const roleSchema = z
   .strictObject({
@@ -289,75 +209,7 @@ export function parseProfile(text: string, file: string): Profile {
   if (!parsed.success) {
     throw issuesToInputError(parsed.error, { file, source, schema: profileSchema, fixFor });
   }
-  const p = parsed.data;
-  const executor = toRoleSpec("executor", p.roles.executor);
-  const reviewer = toRoleSpec("reviewer", p.roles.reviewer);
-  const security = p.roles.security ?? p.roles.gate;
-  const profile: Profile = {
-    path: file,
-    roles: {
-      executor,
-      reviewer,
-      // Unset, it is the executor's vendor and model, with a reviewer's time limit: run with
-      // the reviewer's read-only preset. A `command` has no read-only mode relay can impose
-      // (the executor's script would write, and every security turn would be void): there
-      // it is the reviewer's program.
-      security: security === undefined
-        ? executor.vendor === "command"
-          ? structuredClone(reviewer)
-          : { ...structuredClone(executor), timeoutMs: DEFAULT_ROLE_TIMEOUT_MS.reviewer }
-        : toRoleSpec("reviewer", security),
-    },
-    securityDefaulted: security === undefined,
-    safetyMode: p.safety_mode,
-    handsfree: p.handsfree,
-    notify: p.notify,
-    ...(p.browser ? { browser: { mcpConfig: p.browser.mcp_config, tools: p.browser.tools } } : {}),
-    limits: {
-      attempts: p.limits?.attempts ?? DEFAULT_LIMITS.attempts,
-      fixRounds: p.limits?.fix_rounds ?? DEFAULT_LIMITS.fixRounds,
-      planRounds: p.limits?.plan_rounds ?? DEFAULT_LIMITS.planRounds,
-    },
-  };
-  if (p.worktree_root !== undefined) profile.worktreeRoot = p.worktree_root;
-  if (p.test_command !== undefined) profile.testCommand = p.test_command.trim();
-  if (p.merge_policy !== undefined) profile.mergePolicy = p.merge_policy;
-  return profile;
-}
-
-function toRoleSpec(role: RoleName, r: z.output<typeof roleSchema>): RoleSpec {
-  const spec: RoleSpec = {
-    vendor: r.vendor,
-    timeoutMs: r.timeout ?? DEFAULT_ROLE_TIMEOUT_MS[role],
-    env: { ...(r.env ?? {}) },
-  };
-  if (r.vendor === "claude" || r.vendor === "codex") {
-    spec.model = r.model ?? DEFAULT_MODELS[r.vendor];
-  }
-  if (r.argv !== undefined) spec.argv = [...r.argv];
-  return spec;
-}
-
-const MINIMAL_EXAMPLE = `roles:
-    executor: { vendor: claude }
-    reviewer: { vendor: codex }`;
-
-/** Reads and validates the profile at `path`; a missing file says how to create one. */
-export async function loadProfile(path: string): Promise<Profile> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      throw new InputError(
-        { file: path },
-        "Cannot read the operator profile: the file does not exist",
-        `run \`relay init\`, or create it (or pass --profile <path>) with at least:\n  ${MINIMAL_EXAMPLE}`,
-      );
-    }
-    throw err;
-  }
-  return parseProfile(text, path);
+  return settingsToProfile(parsed.data, file);
 }
 
 /** The commented sample profile that `relay init` writes. */

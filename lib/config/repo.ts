@@ -10,7 +10,7 @@ import { z } from "zod";
 import { InputError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";
 import { dottedKey, issuesToInputError } from "./issues.ts";
-import { DEFAULT_PROFILE_HINT } from "./profile.ts";
+import { DEFAULT_PROFILE_HINT } from "./profile_load.ts";
 import { type KeyPath, parseYamlWithLines, type YamlSource } from "./yaml_source.ts";
 import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
 import {
@@ -24,6 +24,7 @@ import {
 export {
   CONFIG_PATH,
   DEFAULT_REPO_CONFIG,
+  effectiveAgentTimeoutMs,
   isSafeBranchName,
   loadRepoConfig,
   type PreviewConfig,
@@ -48,13 +49,6 @@ export const PROGRAM_KEYS: readonly string[] = [
 
 /** Where a program key's name is a legitimate setting (a duration, not a program). */
 const NOT_A_PROGRAM = new Set(["timeouts.agent"]);
-
-/** The agent timeout actually used: the repo can only lower the operator's. */
-export function effectiveAgentTimeoutMs(profileMs: number, repo: RepoConfig): number {
-  return repo.timeouts.agentMs === undefined
-    ? profileMs
-    : Math.min(profileMs, repo.timeouts.agentMs);
-}
 
 const glob = z
   .string()

@@ -109,6 +109,13 @@ export function isSafeBranchName(name: string): boolean {
     !name.endsWith("/") && !name.endsWith(".") && !name.endsWith(".lock");
 }
 
+/** The agent timeout actually used: the repo can only lower the operator's. */
+export function effectiveAgentTimeoutMs(profileMs: number, repo: RepoConfig): number {
+  return repo.timeouts.agentMs === undefined
+    ? profileMs
+    : Math.min(profileMs, repo.timeouts.agentMs);
+}
+
 /** A usable remote name (the schema's rule for `remote`). */
 export const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 

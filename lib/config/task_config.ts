@@ -10,9 +10,9 @@
  * repo config (within the profile's limits), relay's default.
  */
 import { InputError } from "../errors.ts";
-import { CONFIG_PATH } from "./repo.ts";
-import type { Profile, RoleSpec } from "./profile.ts";
-import type { RepoConfig } from "./repo.ts";
+import { CONFIG_PATH } from "./repo_load.ts";
+import type { Profile, RoleSpec } from "./profile_load.ts";
+import type { RepoConfig } from "./repo_load.ts";
 import { LEGACY_FILE, type LegacySettings } from "./legacy.ts";
 
 export type Source =

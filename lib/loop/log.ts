@@ -7,7 +7,7 @@ export interface TickOptions {
   /** `--profile`, when given; otherwise the env/XDG default applies. */
   profileFlag?: string;
   /** This command's flags over the profile, for this command only. */
-  flags?: import("../config/profile.ts").ProfileFlags;
+  flags?: import("../config/profile_load.ts").ProfileFlags;
   progress: Progress;
   log: Log;
   /** Filled with the effects the tick performs (lib/task/effects.ts), for its record. */

@@ -15,8 +15,8 @@
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
-import type { RepoConfig } from "../config/repo.ts";
-import type { Profile } from "../config/profile.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
+import type { Profile } from "../config/profile_load.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import type { Log, Progress } from "../proc/log.ts";
 import { writeBrief } from "../protocol/brief_write.ts";

@@ -38,6 +38,6 @@ export function planGate(dirs: RecordDirs, on: boolean): PlanGate | undefined {
 
 /** The gate as the repo config sets it now (plan_review is a repo setting, read when promoting). */
 export async function planGateFor(root: string, dirs: RecordDirs): Promise<PlanGate | undefined> {
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
   return planGate(dirs, (await loadRepoConfig(root)).planReview);
 }

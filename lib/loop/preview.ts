@@ -4,7 +4,7 @@
  * deployment), and whether it answers. relay has no network permission of its
  * own: the check runs `curl`, as git and gh reach the network themselves.
  */
-import type { PreviewConfig } from "../config/repo.ts";
+import type { PreviewConfig } from "../config/repo_load.ts";
 import { run } from "../proc/run.ts";
 import { CommandError } from "../errors.ts";
 

@@ -14,7 +14,7 @@
  */
 import { isAbsolute, join } from "node:path";
 import { ProbeError } from "../errors.ts";
-import type { RoleName, RoleSpec } from "../config/profile.ts";
+import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import type { ProgramSeen } from "../config/task_config.ts";
 import { Git } from "../git/git.ts";
 import { programFile, programSeen } from "../agents/program_seen.ts";

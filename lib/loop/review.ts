@@ -117,7 +117,7 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
  * meanwhile: the poll lock is held too (a poll that only looks is waited for).
  */
 async function asSplitReviewer<R extends ReviewResult>(
-  split: import("../config/repo.ts").RepoConfig,
+  split: import("../config/repo_load.ts").RepoConfig,
   opts: ReviewOptions,
   state: ReturnType<typeof statePaths>,
   run: () => Promise<R>,

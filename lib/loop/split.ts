@@ -18,7 +18,7 @@
  * (lib/state/machines.ts), so today's ticks load nothing more.
  */
 import { join } from "node:path";
-import type { RepoConfig } from "../config/repo.ts";
+import type { RepoConfig } from "../config/repo_load.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { Git } from "../git/git.ts";
 import {
@@ -52,7 +52,7 @@ export const RENEW_EVERY_MS = 2 * 60_000;
 export async function splitConfig(root: string): Promise<RepoConfig | null> {
   const text = await readTextOrNull(join(root, CONFIG_FILE));
   if (text === null || !mayBeSplit(text)) return null;
-  const { loadRepoConfig } = await import("../config/repo.ts");
+  const { loadRepoConfig } = await import("../config/repo_load.ts");
   const config = await loadRepoConfig(root);
   return config.machines === "split" ? config : null;
 }

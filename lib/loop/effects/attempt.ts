@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { HoldError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { currentBranch, operationInProgress } from "../../git/discover.ts";
-import { loadRepoConfig } from "../../config/repo.ts";
-import { loadProfile, profilePath, withFlags } from "../../config/profile.ts";
+import { loadRepoConfig } from "../../config/repo_load.ts";
+import { loadProfile, profilePath, withFlags } from "../../config/profile_load.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import type { Brief } from "../../protocol/types.ts";
@@ -45,9 +45,9 @@ export async function notesOf(runDir: string): Promise<string[]> {
 
 type Tick = ExecContext;
 
-export function executorForge(tick: Tick): ExecutorForge {
+export async function executorForge(tick: Tick): Promise<ExecutorForge> {
   const { config, primary } = ready(tick);
-  return chooseExecutorForge(config, primary, tick.state.prs);
+  return await chooseExecutorForge(config, primary, tick.state.prs);
 }
 
 function view(brief: Brief): BriefView {
@@ -139,7 +139,7 @@ function checkPrimary(tick: Tick): void {
  */
 export async function lookForPrsInFlight(tick: Tick): Promise<ExecutorEvent> {
   const brief = briefOf(tick);
-  const prs = (await executorForge(tick).listOpen()).filter((pr) =>
+  const prs = (await (await executorForge(tick)).listOpen()).filter((pr) =>
     !(brief.kind === "fix" && pr.branch === brief.branch)
   );
   return { kind: "prs-in-flight", prs: prs.map((p) => p.id) };
@@ -295,7 +295,7 @@ async function settledOutOfBand(
   const { primary, config } = ready(tick);
   const record = await readReview(tick.state, brief.fixes, brief.branch);
   if (!record.fixes.some((f) => f.task === brief.task)) return null;
-  const state = await executorForge(tick).settled(brief.branch);
+  const state = await (await executorForge(tick)).settled(brief.branch);
   if (state) return `the PR for ${brief.branch} was ${state} before this fix ran`;
   const head = await primary.resolve(`refs/remotes/${config.remote}/${brief.branch}`) ??
     await primary.resolve(`refs/heads/${brief.branch}`);

@@ -6,8 +6,8 @@
  */
 import type { RepoPaths } from "../../git/discover.ts";
 import type { Git } from "../../git/git.ts";
-import type { RepoConfig } from "../../config/repo.ts";
-import type { Profile } from "../../config/profile.ts";
+import type { RepoConfig } from "../../config/repo_load.ts";
+import type { Profile } from "../../config/profile_load.ts";
 import type { Brief } from "../../protocol/types.ts";
 import type { StatePaths } from "../../state/paths.ts";
 import type { Log, Progress } from "../../proc/log.ts";
@@ -27,7 +27,7 @@ export interface TickContext {
   progress: Progress;
   profileFlag?: string;
   /** This command's flags over the profile (--merge-policy, --handsfree, --safety-mode). */
-  flags?: import("../../config/profile.ts").ProfileFlags;
+  flags?: import("../../config/profile_load.ts").ProfileFlags;
   /** Says a line as it happens (lib/loop/log.ts TickOptions.say). */
   say?: (line: string) => void;
   /** Set by the effect that loads the config. */

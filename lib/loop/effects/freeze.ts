@@ -9,9 +9,9 @@
  */
 import { join } from "node:path";
 import { HoldError } from "../../errors.ts";
-import type { RoleName } from "../../config/profile.ts";
+import type { RoleName } from "../../config/profile_load.ts";
 import { readLegacy } from "../../config/legacy.ts";
-import { CONFIG_PATH } from "../../config/repo.ts";
+import { CONFIG_PATH } from "../../config/repo_load.ts";
 import { resolveTaskConfig, startLine, type TaskConfig } from "../../config/task_config.ts";
 import { requireRoleProgram } from "../../agents/turn.ts";
 import { programSeen } from "../../agents/program_seen.ts";

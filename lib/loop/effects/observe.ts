@@ -8,14 +8,14 @@
 import { join } from "node:path";
 import { InputError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
-import { loadRepoConfig } from "../../config/repo.ts";
+import { loadRepoConfig } from "../../config/repo_load.ts";
 import {
   DEFAULT_LIMITS,
   loadProfile,
   type Profile,
   profilePath,
   withFlags,
-} from "../../config/profile.ts";
+} from "../../config/profile_load.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { parseReport } from "../../protocol/report.ts";
 import { readStatus } from "../../protocol/status_line.ts";

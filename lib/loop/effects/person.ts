@@ -65,7 +65,7 @@ async function survey(ctx: PersonContext, command: PersonCommand): Promise<Perso
     if (rj?.uncertain) seen.uncertain = { runId: rj.runId, role: "reviewer", task: rj.task };
   }
   if (command.kind === "close") {
-    const { loadRepoConfig } = await import("../../config/repo.ts");
+    const { loadRepoConfig } = await import("../../config/repo_load.ts");
     const { Git } = await import("../../git/git.ts");
     const { plannerForge } = await import("../../forge/planner_forge.ts");
     const config = await loadRepoConfig(ctx.repo.root);

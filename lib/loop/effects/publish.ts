@@ -47,7 +47,7 @@ export async function pushBranch(
   const brief = briefOf(tick);
   const journal = s.run!;
   if (strict) {
-    await executorForge(tick).pushBranch(brief.branch, journal.head!);
+    await (await executorForge(tick)).pushBranch(brief.branch, journal.head!);
     return { kind: "branch-pushed", ok: true };
   }
   const wt = new Git(journal.worktree, config.timeouts.networkMs);
@@ -63,7 +63,7 @@ export async function openPr(tick: Tick, s: ExecutorState): Promise<ExecutorEven
   const brief = briefOf(tick);
   const journal = s.run!;
   const report = await runReport(tick, journal);
-  const pr = await executorForge(tick).openPr({
+  const pr = await (await executorForge(tick)).openPr({
     task: brief.task,
     branch: brief.branch,
     head: journal.head!,

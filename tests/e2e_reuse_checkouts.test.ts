@@ -169,7 +169,7 @@ async function relayGit(events: string): Promise<string[]> {
     });
 }
 
-Deno.test("a review tick's git: review, finish, polish and security, the gate and the merge in at most 59 git processes; each turn's checkout is switched by one checkout and read from main once", async () => {
+Deno.test("a review tick's git: review, finish, polish and security, the gate and the merge in at most 53 git processes; each turn's checkout is switched by one checkout and read from main once", async () => {
   await using scene = await makeScene({ config: "" });
   await queue(scene, brief({ title: "First" }));
   await queue(scene, brief({ title: "Second" }));
@@ -186,10 +186,12 @@ Deno.test("a review tick's git: review, finish, polish and security, the gate an
   const git = await relayGit(events);
   const listing = git.map((a, i) => `${i + 1} ${a}`).join("\n");
   // 77 before the reviewer-side turns stopped asking git what they can read from its files or
-  // what it said a moment ago; 58 since (one more: a merge whose fetch a slow machine does
-  // not reuse from the gate's).
-  assert.ok(git.length <= 59, `${git.length} git processes:\n${listing}`);
+  // what it said a moment ago; 58 then, and 51 since a tick resolves refs through one
+  // `git cat-file --batch-check` (lib/git/resolver.ts). Two more: a merge whose fetch a slow
+  // machine does not reuse from the gate's, and a resolver that had to ask a process after all.
+  assert.ok(git.length <= 53, `${git.length} git processes:\n${listing}`);
   const count = (re: RegExp) => git.filter((a) => re.test(a)).length;
+  assert.equal(count(/^--git-dir=\S+ cat-file --batch-check=/), 1, listing); // the resolver
   // Three turns in the one checkout: switched to the head once, listed once (its first turn).
   assert.equal(count(/^checkout --quiet --detach /), 1, listing);
   assert.equal(count(/^worktree add /), 0, listing);

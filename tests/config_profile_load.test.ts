@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { InputError } from "../lib/errors.ts";
 import { parseProfile, renderDefaultProfile } from "../lib/config/profile.ts";
 import { loadProfile, parseCommonProfile } from "../lib/config/profile_load.ts";
+import { random } from "./helpers/random.ts";
 
 const FILE = "/home/me/.config/relay/profile.yaml";
 
@@ -88,17 +89,6 @@ Deno.test("parseCommonProfile() reads the common profiles as the full parser doe
     assert.deepEqual(common, parseProfile(text, FILE), JSON.stringify(text));
   }
 });
-
-/** A deterministic generator (mulberry32): the same profiles every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A profile as a tree: a scalar's YAML text, a list of them, or a mapping. */
 type Node = string | Node[] | { map: Entries };

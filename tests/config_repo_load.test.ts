@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { InputError } from "../lib/errors.ts";
 import { parseRepoConfig, renderDefaultRepoConfig } from "../lib/config/repo.ts";
 import { loadRepoConfig, parseCommonRepoConfig } from "../lib/config/repo_load.ts";
+import { random } from "./helpers/random.ts";
 
 const FILE = ".relay/config.yaml";
 
@@ -38,17 +39,6 @@ Deno.test("parseCommonRepoConfig() reads the common files as the full parser doe
     assert.deepEqual(common, parseRepoConfig(text, FILE), JSON.stringify(text));
   }
 });
-
-/** A deterministic generator (mulberry32): the same files every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VALUES = [
   "1",

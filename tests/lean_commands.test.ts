@@ -30,15 +30,23 @@ const LOADS: Record<string, string[]> = {
   audit: ["cli/audit.ts"],
 };
 
+/** The static import closure of lib/cli/dispatch.ts and `modules` (under lib/) together. */
+async function closureOf(
+  modules: readonly string[],
+): Promise<{ files: Set<string>; bare: Set<string> }> {
+  const files = new Set<string>();
+  const bare = new Set<string>();
+  for (const module of ["cli/dispatch.ts", ...modules]) {
+    const closure = await staticClosure(join(ROOT, "lib", module));
+    for (const f of closure.files) files.add(f);
+    for (const b of closure.bare) bare.add(b);
+  }
+  return { files, bare };
+}
+
 for (const [command, modules] of Object.entries(LOADS)) {
   Deno.test(`relay ${command} statically loads no zod, yaml, full config parser or node: module`, async () => {
-    const files = new Set<string>();
-    const bare = new Set<string>();
-    for (const module of ["cli/dispatch.ts", ...modules]) {
-      const closure = await staticClosure(join(ROOT, "lib", module));
-      for (const f of closure.files) files.add(f);
-      for (const b of closure.bare) bare.add(b);
-    }
+    const { files, bare } = await closureOf(modules);
     const closure = { files: [...files], bare: [...bare] };
     assert.ok(closure.files.includes("lib/config/repo_load.ts"), closure.files.join(", "));
     assert.ok(closure.files.includes("lib/path.ts"), closure.files.join(", "));
@@ -102,13 +110,7 @@ const FULL_CONFIG = /^lib\/config\/(repo|profile|yaml_source|zod_types|issues)\.
 
 for (const [command, modules] of Object.entries(TICK_LOADS)) {
   Deno.test(`relay ${command} statically loads no zod, yaml or full config parser, nor do the modules it loads lazily`, async () => {
-    const files = new Set<string>();
-    const bare = new Set<string>();
-    for (const module of ["cli/dispatch.ts", ...modules]) {
-      const closure = await staticClosure(join(ROOT, "lib", module));
-      for (const f of closure.files) files.add(f);
-      for (const b of closure.bare) bare.add(b);
-    }
+    const { files, bare } = await closureOf(modules);
     for (const b of bare) {
       assert.match(b, /^node:/, `relay ${command} loads ${b} at start-up`);
     }

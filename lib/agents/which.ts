@@ -3,32 +3,15 @@
  * the operator profile is a HOLD that names the program — not two failed
  * attempts, a BLOCKED report on main and a brief to queue again.
  */
-import { delimiter, isAbsolute, join } from "node:path";
 import { HoldError } from "../errors.ts";
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    const info = await Deno.stat(path);
-    if (!info.isFile) return false;
-    return Deno.build.os === "windows" || info.mode === null || (info.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
+import { isAbsolute } from "../path.ts";
+import { onPath } from "../proc/which.ts";
 
 /** The program's full path, or null when it is not found. */
-export async function findProgram(program: string, pathEnv: string): Promise<string | null> {
-  if (isAbsolute(program)) return (await isExecutable(program)) ? program : null;
+export function findProgram(program: string, pathEnv: string): Promise<string | null> {
   // Relative to the folder the agent starts in, which this check does not know: let it be.
-  if (program.includes("/")) return program;
-  const exts = Deno.build.os === "windows" ? ["", ".exe", ".cmd", ".bat"] : [""];
-  for (const dir of pathEnv.split(delimiter).filter((d) => d !== "")) {
-    for (const ext of exts) {
-      const candidate = join(dir, program + ext);
-      if (await isExecutable(candidate)) return candidate;
-    }
-  }
-  return null;
+  if (!isAbsolute(program) && program.includes("/")) return Promise.resolve(program);
+  return Promise.resolve(onPath(program, pathEnv));
 }
 
 /** HOLD (before any attempt is spent) when the role's program cannot be found. */

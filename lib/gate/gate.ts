@@ -12,6 +12,7 @@ import type { RepoConfig } from "../config/repo_load.ts";
 import type { PrStatus } from "../forge/types.ts";
 import { CommandError } from "../errors.ts";
 import type { Git, GitObject } from "../git/git.ts";
+import { FULL_ID } from "../git/discover.ts";
 import { checkReport } from "../protocol/honesty.ts";
 import { sameCommand } from "../protocol/bar.ts";
 import type { Brief, Report } from "../protocol/types.ts";
@@ -75,6 +76,15 @@ export function prepareChecks(
   checking.catch(() => {});
   const settled = Promise.allSettled([reading, checking]).then(() => {});
   return { base, head, reading, checking, settled };
+}
+
+/** True when `prepared` is the checks' work for this base and head. */
+export function preparedFor(
+  prepared: PreparedChecks | undefined,
+  base: string,
+  head: string,
+): prepared is PreparedChecks {
+  return prepared !== undefined && prepared.base === base && prepared.head === head;
 }
 
 export type GateCheckName = "scope" | "verdict" | "evidence" | "in-flight" | "mergeable";
@@ -147,7 +157,7 @@ async function judge(input: GateInput): Promise<GateDecision> {
     new Error(
       `Cannot run the gate: the head of PR "${pr.id}" ("${pr.head}") is not a commit in ${git.cwd} (fetch it first)`,
     );
-  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(pr.head)) throw notACommit();
+  if (!FULL_ID.test(pr.head)) throw notACommit();
   const head = pr.head;
 
   // The git work of the checks is independent: it runs side by side, beside the read of
@@ -155,8 +165,9 @@ async function judge(input: GateInput): Promise<GateDecision> {
   // the caller started it already for this base and head. Whether main moved only by
   // paperwork is asked only when the verdict check will need it (a PASS, not stale, given
   // on another main).
-  const fits = early !== undefined && early.base === base && early.head === head;
-  const { reading, checking, settled } = fits ? early : prepareChecks(git, config, base, head);
+  const { reading, checking, settled } = preparedFor(early, base, head)
+    ? early
+    : prepareChecks(git, config, base, head);
   const v = verdictFor(input.review, head);
   const movedAsked = v !== undefined && v.verdict !== "FAIL" && !v.stale && v.main !== base;
   const moving = movedAsked ? movedOnlyByPaperwork(git, v.main, base) : Promise.resolve(false);

@@ -8,12 +8,13 @@ import type { RepoConfig } from "../config/repo_load.ts";
 import { InputError } from "../errors.ts";
 import type { PlannerForge } from "../forge/types.ts";
 import type { Git, GitObject } from "../git/git.ts";
+import { FULL_ID } from "../git/discover.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
-import { type GateInput, prepareChecks, type PreparedChecks } from "./gate.ts";
+import { type GateInput, prepareChecks, type PreparedChecks, preparedFor } from "./gate.ts";
 
 export interface LoadGateOptions {
   /** The primary repository, fetched. */
@@ -139,9 +140,9 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   // is that one. When loading fails or finds nothing to gate (the PR merged or closed), it has
   // ended before that is said: such a `relay gate` costs what judging the PR would have.
   const guessed = opts.started;
-  const prepared = !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(report.head)
+  const prepared = !FULL_ID.test(report.head)
     ? undefined
-    : guessed?.base === originMain && guessed.head === report.head
+    : preparedFor(guessed, originMain, report.head)
     ? guessed
     : prepareChecks(git, config, originMain, report.head);
   try {

@@ -79,7 +79,12 @@ export function operationInProgress(gitDir: string): string | null {
   return null;
 }
 
-const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/**
+ * A full object id (SHA-1 or SHA-256), as git writes one: what it names never changes, so
+ * what git said of it can be kept. (A 64-hex string in a SHA-1 repository would be read as a
+ * ref name; relay passes only ids git gave it.)
+ */
+export const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /**
  * The object id a ref holds, read from the ref files in `commonDir` (a loose ref, else

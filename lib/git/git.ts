@@ -8,6 +8,7 @@ import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
 import { resolveShared } from "./resolver.ts";
+import { FULL_ID } from "./discover.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
 const GIT_ENV: Record<string, string> = {
@@ -125,12 +126,6 @@ export interface GitObject {
 
 const BATCH_HEADER = /^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([a-z]+) (\d+)$/;
 const BATCH_NONE = / (?:missing|ambiguous)$/;
-
-/**
- * A full object id: what it names never changes, so what git said of it can be kept. (A 64-hex
- * string in a SHA-1 repository would be read as a ref name; relay passes only ids git gave it.)
- */
-const FULL_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /** `git show` could not show a file: null to the caller, and not kept. */
 class NotShown extends Error {}

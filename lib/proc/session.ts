@@ -10,6 +10,7 @@
  * `detached: true`. Elsewhere (no setsid(1) at a system path) `detached: true`.
  */
 import { join } from "../path.ts";
+import { isExecutable, onPath } from "./which.ts";
 
 /** How to start `program args` so that it leads a session of its own. */
 export interface SessionStart {
@@ -31,15 +32,6 @@ function setsidProgram(): string | null {
   return setsid;
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The program's path as its start would find it: a name on the child's PATH, a path with a
  * slash from the child's folder. Done here because setsid(1) cannot tell relay that it
@@ -59,12 +51,9 @@ function locate(program: string, pathEnv: string | undefined, cwd: string): stri
     }
     return path;
   }
-  for (const dir of (pathEnv ?? "").split(":")) {
-    if (dir === "") continue;
-    const candidate = join(dir, program);
-    if (isExecutable(candidate)) return candidate;
-  }
-  throw new Deno.errors.NotFound(`"${program}" is not on PATH`);
+  const found = onPath(program, pathEnv ?? "");
+  if (found === null) throw new Deno.errors.NotFound(`"${program}" is not on PATH`);
+  return found;
 }
 
 /**

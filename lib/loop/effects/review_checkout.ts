@@ -7,6 +7,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { Git } from "../../git/git.ts";
+import { FULL_ID } from "../../git/discover.ts";
 import { orphanTurn } from "../../agents/turn.ts";
 import type { BuildOutputMatcher } from "../../git/build_output.ts";
 import {
@@ -157,7 +158,8 @@ export async function detachedHead(worktree: string): Promise<string | null> {
   const gitDir = await worktreeGitDir(worktree);
   if (gitDir === null) return null;
   const text = await Deno.readTextFile(join(gitDir, "HEAD")).catch(() => "");
-  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?\n?$/.test(text) ? text.trim() : null;
+  const id = text.replace(/\n$/, "");
+  return FULL_ID.test(id) ? id : null;
 }
 
 /**

@@ -36,22 +36,28 @@ async function folders(scene: Scene): Promise<string[]> {
   return names.sort();
 }
 
-/** Ships task 1 and runs the review tick with polish leaving `leave`; returns its output. */
-async function reviewWithPolishLeaving(scene: Scene, leave: string) {
-  const env = {
-    FAKE_SEEN: join(scene.dir, "seen.log"),
-    FAKE_LEAVE_STAGE: "polish",
-    FAKE_LEAVE: leave,
-    FAKE_LEAVE_MARK: join(scene.dir, "left"),
-  };
+/** Ships task 1 and runs the review tick, which merges it; returns its output and the turns seen. */
+async function shipAndReview(scene: Scene, extra: Record<string, string> = {}) {
+  const env = { FAKE_SEEN: join(scene.dir, "seen.log"), ...extra };
   const poll = await scene.relay(["poll"], { env });
   assert.equal(poll.code, 0, all(poll));
   const head = await scene.out(["rev-parse", "origin/task-1"]);
   const review = await scene.relay(["review"], { env });
   assert.equal(review.code, 0, all(review));
   assert.match(review.stdout, /task 1 merged/, all(review));
-  assert.equal(await exists(env.FAKE_LEAVE_MARK), true, "polish left what the test asked");
   return { review, head, seen: await seen(env.FAKE_SEEN) };
+}
+
+/** Ships task 1 and runs the review tick with polish leaving `leave`; returns its output. */
+async function reviewWithPolishLeaving(scene: Scene, leave: string) {
+  const mark = join(scene.dir, "left");
+  const reviewed = await shipAndReview(scene, {
+    FAKE_LEAVE_STAGE: "polish",
+    FAKE_LEAVE: leave,
+    FAKE_LEAVE_MARK: mark,
+  });
+  assert.equal(await exists(mark), true, "polish left what the test asked");
+  return reviewed;
 }
 
 for (
@@ -165,14 +171,9 @@ Deno.test("what the finish stage's test_command leaves in the reviewer's checkou
   );
   await queue(scene, brief({ title: "Greet" }));
   assert.equal((await scene.relay(["promote"])).code, 0);
-  const env = { FAKE_SEEN: join(scene.dir, "seen.log") };
-  assert.equal((await scene.relay(["poll"], { env })).code, 0);
-  const head = await scene.out(["rev-parse", "origin/task-1"]);
-  const review = await scene.relay(["review"], { env });
-  assert.equal(review.code, 0, all(review));
-  assert.match(review.stdout, /task 1 merged/);
+  const { review, head, seen: turns } = await shipAndReview(scene);
   assert.doesNotMatch(review.stderr, /is void|moved aside/, all(review));
-  assert.deepEqual(await seen(env.FAKE_SEEN), [`== polish ${head}`, `== security ${head}`]);
+  assert.deepEqual(turns, [`== polish ${head}`, `== security ${head}`]);
 });
 
 for (
@@ -198,12 +199,7 @@ for (
     await scene.setAgent("good.sh", await touchingTests(scene, body));
     await queue(scene, brief({ title: "Greet" }));
     assert.equal((await scene.relay(["promote"])).code, 0);
-    const env = { FAKE_SEEN: join(scene.dir, "seen.log") };
-    assert.equal((await scene.relay(["poll"], { env })).code, 0);
-    const head = await scene.out(["rev-parse", "origin/task-1"]);
-    const review = await scene.relay(["review"], { env });
-    assert.equal(review.code, 0, all(review));
-    assert.match(review.stdout, /task 1 merged/);
+    const { review, head, seen: turns } = await shipAndReview(scene);
     assert.match(
       review.stderr,
       new RegExp(
@@ -212,7 +208,7 @@ for (
     );
     // Not blamed on the polish turn: it started in a fresh checkout.
     assert.doesNotMatch(review.stderr, /is void/, all(review));
-    assert.deepEqual(await seen(env.FAKE_SEEN), [`== polish ${head}`, `== security ${head}`]);
+    assert.deepEqual(turns, [`== polish ${head}`, `== security ${head}`]);
     const moved = (await folders(scene)).filter((n) => n.startsWith("review.stale-"));
     assert.equal(moved.length, 1, (await folders(scene)).join(" "));
     assert.equal(await Deno.readTextFile(join(scene.worktrees, moved[0]!, file)), text);

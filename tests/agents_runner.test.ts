@@ -196,6 +196,41 @@ Deno.test("runAgent() says why a program given by its path cannot start: missing
   assert.equal(denied.startError, `cannot start "${plain}": permission denied (not executable?)`);
 });
 
+Deno.test("runAgent() returns startError, not exit 127, for a script whose #! line cannot run", async () => {
+  await using t = await temp();
+  const badInterpreter = join(t.dir, "bad-interpreter");
+  await Deno.writeTextFile(badInterpreter, "#!/opt/relay-no-such/bash\necho hi\n");
+  await Deno.chmod(badInterpreter, 0o755);
+  let started = false;
+  const bad = await runAgent(
+    options(t, [badInterpreter], { onStart: () => void (started = true) }),
+  );
+  assert.equal(bad.exitCode, null);
+  assert.equal(started, false);
+  assert.equal(
+    bad.startError,
+    `cannot start "${badInterpreter}": its first line (#!/opt/relay-no-such/bash) names /opt/relay-no-such/bash, which is not an executable file`,
+  );
+  const viaEnv = join(t.dir, "via-env");
+  await Deno.writeTextFile(viaEnv, "#!/usr/bin/env -S relay-no-such-node --flag\n");
+  await Deno.chmod(viaEnv, 0o755);
+  const missing = await runAgent(options(t, [viaEnv]));
+  assert.equal(missing.exitCode, null);
+  assert.equal(
+    missing.startError,
+    `cannot start "${viaEnv}": its first line (#!/usr/bin/env -S relay-no-such-node --flag) starts "relay-no-such-node", which is not on PATH`,
+  );
+  assert.match(await Deno.readTextFile(t.log), /which is not on PATH/);
+  // A script whose interpreter is there runs as before.
+  const fine = join(t.dir, "fine");
+  await Deno.writeTextFile(fine, "#!/usr/bin/env bash\necho fine\n");
+  await Deno.chmod(fine, 0o755);
+  const ran = await runAgent(options(t, [fine]));
+  assert.equal(ran.startError, undefined);
+  assert.equal(ran.exitCode, 0);
+  assert.match(ran.logTail, /^fine$/m);
+});
+
 Deno.test("runAgent() returns startError for a working directory that does not exist", async () => {
   await using t = await temp();
   const missing = join(t.dir, "gone");

@@ -216,6 +216,57 @@ Deno.test("requireRoleProgram() HOLDs for a program that is not there, and lets 
   await requireRoleProgram("executor", { vendor: "demo", timeoutMs: 1, env: {} }, "p.yaml");
 });
 
+Deno.test("requireRoleProgram() HOLDs for a script whose #! line cannot run: a missing interpreter, or env finding no node", async () => {
+  await using t = await temp();
+  const bin = join(t.dir, "bin");
+  await Deno.mkdir(bin);
+  const write = async (name: string, text: string) => {
+    await Deno.writeTextFile(join(bin, name), text);
+    await Deno.chmod(join(bin, name), 0o755);
+  };
+  await write("claude", "#!/usr/bin/env relay-fake-node\nconsole.log('hi')\n");
+  await write("direct", "#!/opt/relay-no-such/node --flag\n");
+  await write("relay-fake-node", "#!/bin/sh\necho fake node\n");
+  // cron's PATH, most often: the CLI is found by its absolute path, its node is not on PATH.
+  const cron = { PATH: "/usr/bin:/bin" };
+  const err = await requireRoleProgram(
+    "executor",
+    command([join(bin, "claude"), "{prompt}"], { env: cron }),
+    "/etc/relay/profile.yaml",
+  ).then(() => null, (e) => e);
+  assert.ok(err instanceof HoldError, String(err));
+  assert.equal(
+    err.message,
+    `Cannot start the executor: "${join(bin, "claude")}" (${
+      join(bin, "claude")
+    }) is there, but its first line (#!/usr/bin/env relay-fake-node) starts "relay-fake-node", which is not on PATH`,
+  );
+  assert.match(
+    err.next,
+    /roles\.executor\.env of the operator profile \(\/etc\/relay\/profile\.yaml\)/,
+  );
+  assert.match(err.next, /PATH is \/usr\/bin:\/bin\)\. No attempt was used/);
+  assert.equal(err.recheck, true);
+
+  const direct = await requireRoleProgram(
+    "reviewer",
+    command(["direct", "{prompt}"], { env: { PATH: bin } }),
+    "p.yaml",
+  ).then(() => null, (e) => e);
+  assert.ok(direct instanceof HoldError, String(direct));
+  assert.match(
+    direct.message,
+    /its first line \(#!\/opt\/relay-no-such\/node --flag\) names \/opt\/relay-no-such\/node, which is not an executable file$/,
+  );
+
+  // With its node on the role's PATH the same script starts.
+  await requireRoleProgram(
+    "executor",
+    command([join(bin, "claude"), "{prompt}"], { env: { PATH: `${bin}:/usr/bin:/bin` } }),
+    "p.yaml",
+  );
+});
+
 Deno.test("roleTimeoutMs() is the role's limit, capped by the repo's", () => {
   const spec = command(["x"], { timeoutMs: 60_000 });
   assert.equal(roleTimeoutMs(spec, undefined), 60_000);

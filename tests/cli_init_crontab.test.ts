@@ -103,9 +103,10 @@ Deno.test("programNotes() says which program cron finds elsewhere or not at all,
     await script(join(ww, "only-here"), "#!/bin/sh\n");
     await script(join(ww, "interp"), "#!/bin/sh\n");
     await script(join(ok, "agent"), "#!/usr/bin/env interp\n");
+    await script(join(ok, "gone-interp"), "#!/opt/relay-no-such/node\n");
     const cron = [ok, dirname(git)];
     const notes = await programNotes(
-      ["git", "only-here", "agent", join(dir, "absent")],
+      ["git", "only-here", "agent", join(dir, "absent"), "gone-interp"],
       [ww, ok, dirname(git)].join(delimiter),
       cron,
     );
@@ -117,6 +118,9 @@ Deno.test("programNotes() says which program cron finds elsewhere or not at all,
         join(ww, "only-here")
       }, in a folder left out of PATH; install it in a safe folder (e.g. /usr/local/bin or ~/.local/bin)`,
       `warning: "${join(dir, "absent")}" is not an executable file: fix the operator profile`,
+      `warning: "gone-interp" (${
+        join(ok, "gone-interp")
+      }) will not start: its first line (#!/opt/relay-no-such/node) names /opt/relay-no-such/node, which is not an executable file`,
       `warning: cron will not find "interp": here it is ${
         join(ww, "interp")
       }, in a folder left out of PATH; install it in a safe folder (e.g. /usr/local/bin or ~/.local/bin)`,

@@ -30,6 +30,54 @@ Deno.test("an executor program that does not exist holds the loop without using 
   assert.match(ok.stdout, /task 1 shipped/);
 });
 
+Deno.test("an executor script whose #!/usr/bin/env interpreter is not on PATH holds without using an attempt, as cron's PATH would", async () => {
+  await using scene = await makeScene();
+  await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "No node" }) });
+  await scene.relay(["promote"]);
+  // An npm-installed CLI: found by its path, but its node lives in a folder cron leaves out.
+  const bin = join(scene.dir, "node-bin");
+  await Deno.mkdir(bin);
+  const cli = join(scene.dir, "agent-cli");
+  await Deno.writeTextFile(cli, "#!/usr/bin/env relay-fake-node\n");
+  await Deno.chmod(cli, 0o755);
+  const node = join(bin, "relay-fake-node");
+  // The "interpreter" runs the honest fake agent with the prompt, as node would run the CLI.
+  await Deno.writeTextFile(node, `#!/bin/sh\nshift\nexec bash ${join(AGENTS, "good.sh")} "$@"\n`);
+  await Deno.chmod(node, 0o755);
+  await scene.setAgent([cli, "{prompt}"]);
+  for (let i = 0; i < 2; i++) {
+    const res = await scene.relay(["poll"]);
+    assert.equal(res.code, 3, res.stdout + res.stderr);
+    assert.match(
+      res.stderr,
+      /Cannot start the executor: ".*agent-cli" \(.*\) is there, but its first line \(#!\/usr\/bin\/env relay-fake-node\) starts "relay-fake-node", which is not on PATH/,
+    );
+    assert.match(res.stderr, /set PATH in roles\.executor\.env of the operator profile/);
+    assert.match(res.stderr, /No attempt was used/);
+  }
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN/);
+  const state = await Array.fromAsync(Deno.readDir(join(scene.work, ".git/relay"))).then((es) =>
+    es.map((e) => e.name)
+  );
+  assert.ok(!state.includes("journal.json"), "no attempt was started");
+  assert.ok(!state.includes("tasks"), "no attempt was recorded");
+
+  // The fix the HOLD names: the interpreter's folder on the role's PATH.
+  const profile = await Deno.readTextFile(scene.profile);
+  await Deno.writeTextFile(
+    scene.profile,
+    profile.replace(
+      "    timeout: 60s\n  reviewer:",
+      `    timeout: 60s\n    env:\n      PATH: ${
+        JSON.stringify(`${bin}:${Deno.env.get("PATH")}`)
+      }\n  reviewer:`,
+    ),
+  );
+  const ok = await scene.relay(["poll"]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /task 1 shipped/);
+});
+
 Deno.test("a reviewer program not on PATH holds the review without voiding a turn; a fixed profile reaches the task through relay resume", async () => {
   await using scene = await makeScene();
   await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Reviewer typo" }) });

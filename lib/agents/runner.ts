@@ -13,9 +13,10 @@
  */
 import { dirname } from "node:path";
 import { childEnv, killGroup } from "../proc/run.ts";
-import { sessionStart } from "../proc/session.ts";
+import { locate, sessionStart } from "../proc/session.ts";
 import { later } from "../proc/timer.ts";
 import { redactor } from "../proc/redact.ts";
+import { startProblem } from "../proc/which.ts";
 import { formatDuration, makeProgress, type ProgressStyle } from "./progress.ts";
 
 export interface AgentRunOptions {
@@ -76,6 +77,12 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
     if (spawnError === undefined) {
       try {
         const env = childEnv(opts.env);
+        // A script whose `#!` line cannot run exits 127 from setsid(1), or from env: said
+        // here as what it is, a program that cannot start, not as a turn that failed.
+        const problem = isWindows
+          ? null
+          : startProblem(locate(program, env.PATH, opts.cwd), env.PATH ?? "");
+        if (problem !== null) throw new CannotStart(problem);
         // A process group of its own: a turn that overruns is stopped with all it started.
         const start = isWindows
           ? { program, args, detached: false }
@@ -195,7 +202,11 @@ async function checkCwd(program: string, cwd: string): Promise<string | undefine
   }
 }
 
+/** A program that is there but would not run (see startProblem). */
+class CannotStart extends Error {}
+
 function describeSpawnError(program: string, err: unknown): string {
+  if (err instanceof CannotStart) return `cannot start "${program}": ${err.message}`;
   if (err instanceof Deno.errors.NotFound) {
     return program.includes("/")
       ? `cannot start "${program}": no such file`

@@ -5,7 +5,7 @@
  */
 import { HoldError } from "../errors.ts";
 import { isAbsolute } from "../path.ts";
-import { onPath } from "../proc/which.ts";
+import { onPath, startProblem } from "../proc/which.ts";
 
 /** The program's full path, or null when it is not found. */
 export function findProgram(program: string, pathEnv: string): Promise<string | null> {
@@ -23,7 +23,20 @@ export async function requireProgram(
 ): Promise<void> {
   const program = argv[0] ?? "";
   const path = env.PATH ?? Deno.env.get("PATH") ?? "";
-  if (await findProgram(program, path)) return;
+  const found = await findProgram(program, path);
+  // There, but its `#!/usr/bin/env node` finds no node (cron's PATH, most often): as much
+  // the operator's to fix as a typo, and the same HOLD before any attempt is spent.
+  const problem = found !== null && isAbsolute(found) ? startProblem(found, path) : null;
+  if (problem !== null) {
+    throw new HoldError(
+      `Cannot start the ${role}: "${program}" (${found}) is there, but ${problem}`,
+      `Install what it needs, or set PATH in roles.${role}.env of the operator profile ` +
+        `(${profilePath}) or in the crontab (PATH is ${path || "empty"}). ` +
+        "No attempt was used; the next tick tries again.",
+      { recheck: true },
+    );
+  }
+  if (found !== null) return;
   throw new HoldError(
     `Cannot start the ${role}: "${program}" is not ${
       program.includes("/") ? "an executable file" : "on PATH"

@@ -10,6 +10,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { tmpdir } from "node:os";
 import { findProgram } from "../agents/which.ts";
 import type { Profile } from "../config/profile_load.ts";
+import { isExecutable, readShebang } from "../proc/which.ts";
 
 /** Folders cron's PATH gets even when the current PATH lacks them (when they exist). */
 export const STANDARD_DIRS = ["/usr/local/bin", "/usr/bin", "/bin"];
@@ -136,21 +137,6 @@ export function profilePrograms(profile: Profile | null): string[] {
   return [...new Set(names)];
 }
 
-/** `#!/usr/bin/env node` → "node": the interpreter a script needs on PATH too. */
-async function envInterpreter(path: string): Promise<string | null> {
-  let head: string;
-  try {
-    using file = await Deno.open(path);
-    const buf = new Uint8Array(256);
-    const n = (await file.read(buf)) ?? 0;
-    head = new TextDecoder().decode(buf.subarray(0, n));
-  } catch {
-    return null;
-  }
-  const m = /^#![ \t]*\/usr\/bin\/env[ \t]+(?:-S[ \t]+)?([^\s/]+)/.exec(head);
-  return m?.[1] ?? null;
-}
-
 /**
  * Where each program resolves now and under cron's PATH: a warning for one
  * cron will not find, a note for one that resolves elsewhere under cron. A
@@ -185,8 +171,16 @@ export async function programNotes(
         `note: "${program}" is ${now} here, but under cron ${there}: the folder of ${now} is left out of PATH`,
       );
     }
-    const interpreter = await envInterpreter(there ?? now ?? "");
-    if (interpreter) queue.push(interpreter);
+    // A script's `#!/usr/bin/env node`: node must be found under cron too; a `#!` path is
+    // started as it is, so it must be there.
+    const found = there ?? now;
+    const shebang = found === null ? null : readShebang(found);
+    if (shebang?.viaEnv) queue.push(shebang.viaEnv);
+    else if (shebang && !isExecutable(shebang.interpreter)) {
+      notes.push(
+        `warning: "${program}" (${found}) will not start: its first line (#!${shebang.line}) names ${shebang.interpreter}, which is not an executable file`,
+      );
+    }
   }
   return notes;
 }

@@ -37,7 +37,7 @@ function setsidProgram(): string | null {
  * slash from the child's folder. Done here because setsid(1) cannot tell relay that it
  * found nothing to run (it exits 127): what Deno's own start throws is thrown instead.
  */
-function locate(program: string, pathEnv: string | undefined, cwd: string): string {
+export function locate(program: string, pathEnv: string | undefined, cwd: string): string {
   if (program.includes("/")) {
     const path = program.startsWith("/") ? program : join(cwd, program);
     let info: Deno.FileInfo;

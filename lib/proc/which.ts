@@ -29,3 +29,55 @@ export function onPath(program: string, pathEnv: string): string | null {
   }
   return null;
 }
+
+/** A script's first line, `#!<interpreter> [args]`, as the kernel reads it. */
+export interface Shebang {
+  /** The line after `#!`, trimmed. */
+  line: string;
+  /** The interpreter's path: what the kernel starts (it never looks on PATH). */
+  interpreter: string;
+  /** For `#!/usr/bin/env [-S] node`: the program env looks up on PATH ("node"). */
+  viaEnv: string | null;
+}
+
+/** The `#!` line of the file at `path`, or null (no such line, not a file, unreadable). */
+export function readShebang(path: string): Shebang | null {
+  let head: string;
+  try {
+    using file = Deno.openSync(path);
+    const buf = new Uint8Array(256);
+    const n = file.readSync(buf) ?? 0;
+    if (n < 3 || buf[0] !== 0x23 || buf[1] !== 0x21) return null;
+    head = new TextDecoder().decode(buf.subarray(2, n));
+  } catch {
+    return null;
+  }
+  const line = head.split("\n", 1)[0]!.trim();
+  const [interpreter, ...args] = line.split(/[ \t]+/);
+  if (interpreter === undefined || interpreter === "") return null;
+  let viaEnv: string | null = null;
+  if (/(^|\/)env$/.test(interpreter)) {
+    const name = args[0] === "-S" ? args[1] : args[0];
+    // Options, assignments or a path: env's own business, not a name to look up.
+    if (name !== undefined && !/^-|=|\//.test(name)) viaEnv = name;
+  }
+  return { line, interpreter, viaEnv };
+}
+
+/**
+ * Why the executable file at `path` would not run although it is there: its `#!` line
+ * names an interpreter that is not an executable file, or has env start a program that is
+ * not on `pathEnv`. null when nothing is wrong that this can see (or on Windows).
+ */
+export function startProblem(path: string, pathEnv: string): string | null {
+  if (WINDOWS) return null;
+  const shebang = readShebang(path);
+  if (shebang === null) return null;
+  if (!isExecutable(shebang.interpreter)) {
+    return `its first line (#!${shebang.line}) names ${shebang.interpreter}, which is not an executable file`;
+  }
+  if (shebang.viaEnv !== null && onPath(shebang.viaEnv, pathEnv) === null) {
+    return `its first line (#!${shebang.line}) starts "${shebang.viaEnv}", which is not on PATH`;
+  }
+  return null;
+}

@@ -176,7 +176,7 @@ export async function programNotes(
     const found = there ?? now;
     const shebang = found === null ? null : readShebang(found);
     if (shebang?.viaEnv) queue.push(shebang.viaEnv);
-    else if (shebang && !isExecutable(shebang.interpreter)) {
+    else if (shebang && isAbsolute(shebang.interpreter) && !isExecutable(shebang.interpreter)) {
       notes.push(
         `warning: "${program}" (${found}) will not start: its first line (#!${shebang.line}) names ${shebang.interpreter}, which is not an executable file`,
       );

@@ -38,6 +38,8 @@ export interface Shebang {
   interpreter: string;
   /** For `#!/usr/bin/env [-S] node`: the program env looks up on PATH ("node"). */
   viaEnv: string | null;
+  /** The line ends in a carriage return (Windows line endings), which the kernel keeps. */
+  crlf: boolean;
 }
 
 /** The `#!` line of the file at `path`, or null (no such line, not a file, unreadable). */
@@ -52,7 +54,8 @@ export function readShebang(path: string): Shebang | null {
   } catch {
     return null;
   }
-  const line = head.split("\n", 1)[0]!.trim();
+  const raw = head.split("\n", 1)[0]!;
+  const line = raw.trim();
   const [interpreter, ...args] = line.split(/[ \t]+/);
   if (interpreter === undefined || interpreter === "") return null;
   let viaEnv: string | null = null;
@@ -61,7 +64,7 @@ export function readShebang(path: string): Shebang | null {
     // Options, assignments or a path: env's own business, not a name to look up.
     if (name !== undefined && !/^-|=|\//.test(name)) viaEnv = name;
   }
-  return { line, interpreter, viaEnv };
+  return { line, interpreter, viaEnv, crlf: raw.endsWith("\r") };
 }
 
 /**
@@ -73,7 +76,11 @@ export function startProblem(path: string, pathEnv: string): string | null {
   if (WINDOWS) return null;
   const shebang = readShebang(path);
   if (shebang === null) return null;
-  if (!isExecutable(shebang.interpreter)) {
+  if (shebang.crlf) {
+    return `its first line (#!${shebang.line}) ends in a carriage return (Windows line endings), which the kernel takes as part of the interpreter's name: convert the file to Unix line endings`;
+  }
+  // A relative `#!` path is the kernel's to resolve from the child's folder: not judged here.
+  if (isAbsolute(shebang.interpreter) && !isExecutable(shebang.interpreter)) {
     return `its first line (#!${shebang.line}) names ${shebang.interpreter}, which is not an executable file`;
   }
   if (shebang.viaEnv !== null && onPath(shebang.viaEnv, pathEnv) === null) {

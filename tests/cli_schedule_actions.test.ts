@@ -26,6 +26,7 @@ import {
 type Step = {
   name?: string;
   uses?: string;
+  if?: string;
   run?: string;
   with?: Record<string, unknown>;
   env?: Record<string, string>;
@@ -159,7 +160,15 @@ Deno.test("schedule print --github-actions prints one workflow: a 5-minute sched
   // The schedule: GitHub's shortest interval, said so in a comment; and by hand.
   assert.equal(ACTIONS_CRON, "*/5 * * * *");
   assert.deepEqual(workflow.on.schedule, [{ cron: "*/5 * * * *" }]);
-  assert.ok("workflow_dispatch" in workflow.on);
+  assert.deepEqual(workflow.on.workflow_dispatch, {
+    inputs: {
+      resume: {
+        description: "relay resume before each tick: clears a HOLD you have dealt with",
+        type: "boolean",
+        default: false,
+      },
+    },
+  });
   assert.match(res.stdout, /# Every 5 minutes: GitHub's shortest interval/);
   // Said at the top: printed only, never lands through relay, and the two machines need split mode.
   assert.match(res.stdout, /^# relay only prints this file\./m);
@@ -193,15 +202,34 @@ Deno.test("schedule print --github-actions prints one workflow: a 5-minute sched
     const profile = step(job, /^Write the operator profile$/);
     assert.equal(profile.env?.RELAY_PROFILE_YAML, "${{ secrets.RELAY_PROFILE_YAML }}");
     const relay = step(job, new RegExp(`^relay ${tick}$`));
-    assert.equal(relay.run, `relay --profile "$RUNNER_TEMP/relay-profile.yaml" ${tick}`);
+    assert.match(
+      relay.run!,
+      new RegExp(`\\nrelay --profile "\\$RUNNER_TEMP/relay-profile\\.yaml" ${tick}\\n$`),
+    );
     // The scene's roles are `command` programs: no secret relay knows of, no gh token (plain).
-    assert.equal(relay.env, undefined);
+    assert.deepEqual(relay.env, { RELAY_RESUME: "${{ inputs.resume }}" });
+    // Each job's records (.git/relay/) come back from its last run and are kept for its next,
+    // also after a failed or cancelled run: attempts, fix rounds and a HOLD outlive a runner.
+    const restore = step(job, /^Restore relay's records from the last /);
+    const save = step(job, /^Keep relay's records for the next /);
+    assert.equal(restore.uses, "actions/cache/restore@v4");
+    assert.equal(save.uses, "actions/cache/save@v4");
+    assert.equal(save.if, "always()");
+    const key = `relay-records-${tick}-\${{ github.run_id }}-\${{ github.run_attempt }}`;
+    assert.deepEqual(restore.with, {
+      path: ".git/relay",
+      key,
+      "restore-keys": `relay-records-${tick}-`,
+    });
+    assert.deepEqual(save.with, { path: ".git/relay", key });
+    assert.equal(names.indexOf(restore.name), 1, "restored right after the checkout");
     // A placeholder for the agent programs, which fails until a person fills it in.
     const fill = step(job, /^FILL IN: install the /);
     assert.match(fill.run!, /exit 1/);
-    assert.deepEqual(names.indexOf(download.name), 1);
+    assert.deepEqual(names.indexOf(download.name), 2);
     assert.ok(names.indexOf(profile.name) < names.indexOf(relay.name));
-    assert.equal(names.at(-1), `relay ${tick}`);
+    assert.equal(names.at(-2), `relay ${tick}`);
+    assert.equal(names.at(-1), save.name);
   }
   // The scene's roles take 60s a turn: an hour more for the poll, four turns and an hour for review.
   assert.equal(workflow.jobs.poll!["timeout-minutes"], 61);
@@ -310,6 +338,50 @@ Deno.test("the printed profile step writes the secret's text where the relay ste
   assert.match(none.stdout, /::error::add the repository secret RELAY_PROFILE_YAML/);
 });
 
+Deno.test("the printed relay step runs relay resume first only when the run was started by hand with resume ticked, and a resume that fails stops the step", async () => {
+  await using scene = await makeScene();
+  const { workflow } = await print(scene);
+  const bin = join(scene.dir, "stand-in");
+  await Deno.mkdir(bin);
+  const calls = join(scene.dir, "calls");
+  // A stand-in relay: records its arguments; `resume` exits $RESUME_EXIT.
+  await Deno.writeTextFile(
+    join(bin, "relay"),
+    `#!/bin/bash\necho "$*" >> "${calls}"\n[ "$3" = resume ] && exit "\${RESUME_EXIT:-0}"\nexit 0\n`,
+  );
+  await Deno.chmod(join(bin, "relay"), 0o755);
+  const runner = join(scene.dir, "runner");
+  for (const tick of ["poll", "review"]) {
+    const script = step(workflow.jobs[tick]!, new RegExp(`^relay ${tick}$`)).run!;
+    const env = (resume: string, extra: Record<string, string> = {}) => ({
+      PATH: `${bin}:/usr/bin:/bin`,
+      RUNNER_TEMP: runner,
+      RELAY_RESUME: resume,
+      ...extra,
+    });
+    const ran = async (resume: string, extra?: Record<string, string>) => {
+      await Deno.remove(calls).catch(() => {});
+      const res = await runStep(script, env(resume, extra), scene.dir);
+      const said = await Deno.readTextFile(calls).catch(() => "");
+      return { code: res.code, calls: said.trim().split("\n") };
+    };
+    const profile = `--profile ${runner}/relay-profile.yaml`;
+    // A scheduled run: inputs.resume is empty; a run by hand without the box ticked: false.
+    for (const resume of ["", "false"]) {
+      assert.deepEqual(await ran(resume), { code: 0, calls: [`${profile} ${tick}`] });
+    }
+    assert.deepEqual(await ran("true"), {
+      code: 0,
+      calls: [`${profile} resume`, `${profile} ${tick}`],
+    });
+    // relay resume refusing (exit 2) or leaving a HOLD (exit 3): the tick does not run.
+    assert.deepEqual(await ran("true", { RESUME_EXIT: "3" }), {
+      code: 3,
+      calls: [`${profile} resume`],
+    });
+  }
+});
+
 Deno.test("with forge: github and claude / codex roles, both jobs may write pull requests and get the gh token, and each job's FILL IN step and relay step name the secrets its programs read", async () => {
   await using scene = await makeScene({ config: "forge: github\nmain: trunk\n" });
   await Deno.writeTextFile(
@@ -327,12 +399,14 @@ Deno.test("with forge: github and claude / codex roles, both jobs may write pull
   assert.deepEqual(step(workflow.jobs.poll!, /^relay poll$/).env, {
     ANTHROPIC_API_KEY: "${{ secrets.ANTHROPIC_API_KEY }}",
     GH_TOKEN: "${{ github.token }}",
+    RELAY_RESUME: "${{ inputs.resume }}",
   });
   // The security role is the executor's vendor (claude) when the profile does not set it.
   assert.deepEqual(step(workflow.jobs.review!, /^relay review$/).env, {
     CODEX_API_KEY: "${{ secrets.CODEX_API_KEY }}",
     ANTHROPIC_API_KEY: "${{ secrets.ANTHROPIC_API_KEY }}",
     GH_TOKEN: "${{ github.token }}",
+    RELAY_RESUME: "${{ inputs.resume }}",
   });
   assert.match(
     comments(res.stdout),
@@ -379,7 +453,9 @@ Deno.test("without a profile that loads, the workflow still prints, says so, use
   for (const tick of ["poll", "review"]) {
     const job = wf.jobs[tick]!;
     assert.match(step(job, /^FILL IN: install /).run!, /exit 1/);
-    assert.equal(step(job, new RegExp(`^relay ${tick}$`)).env, undefined);
+    assert.deepEqual(step(job, new RegExp(`^relay ${tick}$`)).env, {
+      RELAY_RESUME: "${{ inputs.resume }}",
+    });
   }
   assert.notEqual(res.stdout, missing.stdout);
 });

@@ -300,6 +300,16 @@ function job(tick: Tick, input: ActionsInput): string[] {
     `${I}    fetch-depth: 0`,
     ...comment(
       I,
+      `Every run is a fresh machine: relay's records of this job (.git/relay/: each task's attempts and fix rounds, a HOLD, the PR records) come back from the job's last run through the Actions cache, so the limits and a HOLD hold from run to run as on a machine of its own. A cache GitHub evicted (7 days unused) starts the job's records afresh, as a new machine would. Caches are readable by any workflow of this repository, pull requests' included.`,
+    ),
+    `${I}- name: Restore relay's records from the last ${tick} run`,
+    `${I}  uses: actions/cache/restore@v4`,
+    `${I}  with:`,
+    `${I}    path: .git/relay`,
+    `${I}    key: ${cacheKey(tick)}`,
+    `${I}    restore-keys: relay-records-${tick}-`,
+    ...comment(
+      I,
       "The checksum catches a broken or truncated download. It comes from the same release, so it does not defend against a replaced release: for that, check the binary's sha256 against a value you keep yourself.",
     ),
     `${I}- name: Download relay and check it against the release's SHA256SUMS`,
@@ -354,9 +364,32 @@ function job(tick: Tick, input: ActionsInput): string[] {
       } job run on different machines and share leases as refs on the remote: see README.md, "Two machines: machines: split". Exit 1 (a failed attempt, which the next tick retries) and 3 (a HOLD: a person is needed) show as a failed run.`,
     ),
     `${I}- name: relay ${tick}`,
-    ...(env.length ? [`${I}  env:`, ...env] : []),
-    `${I}  run: relay --profile "$RUNNER_TEMP/relay-profile.yaml" ${tick}`,
+    `${I}  env:`,
+    ...env,
+    `${I}    # Run by hand with "resume" ticked: relay resume first, which clears a HOLD of this job`,
+    `${I}    # once you have dealt with it (on this job's records, which only these runs hold).`,
+    `${I}    RELAY_RESUME: \${{ inputs.resume }}`,
+    `${I}  run: |`,
+    `${I}    if [ "$RELAY_RESUME" = true ]; then`,
+    `${I}      relay --profile "$RUNNER_TEMP/relay-profile.yaml" resume`,
+    `${I}    fi`,
+    `${I}    relay --profile "$RUNNER_TEMP/relay-profile.yaml" ${tick}`,
+    ...comment(
+      I,
+      "Also after a failed run (a failed attempt counts) and a cancelled one: the next run goes on from here.",
+    ),
+    `${I}- name: Keep relay's records for the next ${tick} run`,
+    `${I}  if: always()`,
+    `${I}  uses: actions/cache/save@v4`,
+    `${I}  with:`,
+    `${I}    path: .git/relay`,
+    `${I}    key: ${cacheKey(tick)}`,
   ];
+}
+
+/** One cache entry per run (entries never change); a run restores the job's newest. */
+function cacheKey(tick: Tick): string {
+  return `relay-records-${tick}-\${{ github.run_id }}-\${{ github.run_attempt }}`;
 }
 
 /** The whole workflow, ending in a newline. */
@@ -371,7 +404,7 @@ export function actionsWorkflow(input: ActionsInput): string {
     "#",
     ...comment(
       "",
-      'The two jobs run on different machines: every Actions run is a fresh machine, and nothing of .git/relay/ survives from one run to the next. So the repository must set machines: split in .relay/config.yaml, which keeps the leases (and with forge: plain the PR records) as refs on the remote: README.md, "Two machines: machines: split".',
+      'The two jobs run on different machines, and every Actions run is a fresh one: each job carries its own records (.git/relay/) from run to run in the Actions cache, and the two share only the remote. So the repository must set machines: split in .relay/config.yaml, which keeps the leases (and with forge: plain the PR records) as refs on the remote: README.md, "Two machines: machines: split".',
     ),
     "name: relay",
     "",
@@ -380,7 +413,12 @@ export function actionsWorkflow(input: ActionsInput): string {
     "    # Every 5 minutes: GitHub's shortest interval (cron runs the ticks every minute). A scheduled",
     "    # run may also start late, or not at all, when Actions is busy.",
     `    - cron: "${ACTIONS_CRON}"`,
-    "  workflow_dispatch: # run both ticks now, from the Actions tab",
+    "  workflow_dispatch: # run both ticks now, from the Actions tab (on main)",
+    "    inputs:",
+    "      resume:",
+    '        description: "relay resume before each tick: clears a HOLD you have dealt with"',
+    "        type: boolean",
+    "        default: false",
     "",
     "# Nothing by default: each job asks for what it needs.",
     "permissions: {}",

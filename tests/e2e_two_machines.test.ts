@@ -253,6 +253,47 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   assert.ok(lease.released, JSON.stringify(lease));
 });
 
+Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  // The agent moves main itself: a HOLD on A's records, its attempt still journaled there.
+  await Deno.writeTextFile(
+    join(scene.dir, "counting-agent.sh"),
+    (await Deno.readTextFile(join(scene.dir, "counting-agent.sh"))).replace(
+      join(AGENTS, "good.sh"),
+      join(AGENTS, "moves-main.sh"),
+    ),
+  );
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Held" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await tick(scene, b, "review")).code, 0);
+
+  const lease = async () =>
+    JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+    );
+  const first = await tick(scene, a, "poll");
+  assert.equal(first.code, 3, all(first));
+  assert.match(first.stderr, /HOLD: /);
+  // A's next ticks meet the HOLD (or the paperwork it stopped); each keeps the lease.
+  for (let i = 0; i < 2; i++) {
+    const again = await tick(scene, a, "poll");
+    assert.equal(again.code, 3, all(again));
+    const held = await lease();
+    assert.equal(held.released, undefined, JSON.stringify(held));
+    // C: busy, and no agent starts there.
+    const other = await tick(scene, c, "poll");
+    assert.equal(other.code, 0, all(other));
+    assert.match(other.stdout, /busy: executor lease held by /, all(other));
+  }
+  assert.deepEqual((await Deno.readTextFile(launches)).trim().split("\n"), ["task 1 A"]);
+});
+
 /** The stateful stand-in for gh (tests/fixtures/gh-stateful/): one GitHub all machines share. */
 function sharedGitHub(
   scene: Scene,

@@ -81,16 +81,16 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const { splitConfig } = await import("./split.ts");
   const split = await splitConfig(opts.repo.root);
   if (!split) return await pollTick(opts, state);
-  const { startExecutor } = await import("./split.ts");
+  const { letGo, startExecutor } = await import("./split.ts");
   const start = await startExecutor(split, opts.repo, state, opts.log);
   if ("idle" in start) return { kind: "idle", message: start.idle };
   if ("busy" in start) return { kind: "busy", message: start.busy };
   try {
     return await pollTick(opts, state);
   } finally {
-    // An attempt still journaled here keeps the lease: no other machine starts a second one.
-    if ((await readTextOrNull(state.journal)) !== null) await start.role.keep();
-    else await start.role.release();
+    // An attempt still journaled here, or a HOLD, keeps the lease: no other machine starts
+    // the task over (a second attempt, or one past the HOLD a person is to look at).
+    await letGo(start.role, state, state.journal);
   }
 }
 

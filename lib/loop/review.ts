@@ -147,7 +147,8 @@ async function asSplitReviewer<R extends ReviewResult>(
 }
 
 /**
- * A review turn still journaled here (interrupted) keeps the lease; so do notes written here
+ * A review turn still journaled here (interrupted) or a HOLD here keeps the lease (split.ts
+ * letGo); so do notes written here
  * and not pushed yet: another machine tells relay's merge from a person's by the note on the
  * head (lib/loop/effects/observe.ts), so it must not review before that note is on the remote.
  * This machine's next tick renews the lease and pushes them. Otherwise the lease is let go.
@@ -158,12 +159,9 @@ async function endReview(
 ): Promise<void> {
   const { readTextOrNull } = await import("../state/json_file.ts");
   const { NOTES_UNPUSHED } = await import("./notes.ts");
-  if (
-    (await readTextOrNull(state.reviewJournal)) !== null ||
-    (await readTextOrNull(join(state.dir, NOTES_UNPUSHED))) !== null
-  ) {
-    await role.keep();
-  } else await role.release();
+  const { letGo } = await import("./split.ts");
+  const unpushed = (await readTextOrNull(join(state.dir, NOTES_UNPUSHED))) !== null;
+  await letGo(role, state, state.reviewJournal, unpushed);
 }
 
 async function reviewTick(

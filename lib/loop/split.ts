@@ -177,10 +177,30 @@ export async function startExecutor(
       fetched: true,
     });
   } catch (err) {
-    await taken.role.release();
+    await letGo(taken.role, state, state.journal);
     throw err;
   }
   return taken;
+}
+
+/**
+ * The end of a role's tick: the lease is kept while this machine still has the role's task
+ * in hand — an attempt or review turn journaled (`journal`), a HOLD on record here, or
+ * `also` (another reason of the caller's) — so no other machine starts over on a task this one
+ * holds; else it is let go. This machine's next tick renews a kept lease; one that stops
+ * ticking loses it when the lease's time runs out.
+ */
+export async function letGo(
+  role: HeldRole,
+  state: StatePaths,
+  journal: string,
+  also = false,
+): Promise<void> {
+  if (
+    also || (await readTextOrNull(journal)) !== null || (await readTextOrNull(state.hold)) !== null
+  ) {
+    await role.keep();
+  } else await role.release();
 }
 
 /** The reviewer's start in split mode: one fetch, the lease, its own paperwork caught up. */
@@ -202,7 +222,7 @@ export async function startReviewer(
       await pushMain(git, config.remote, config.main, { aside, log });
     }
   } catch (err) {
-    await taken.role.release();
+    await letGo(taken.role, state, state.reviewJournal);
     throw err;
   }
   return taken;

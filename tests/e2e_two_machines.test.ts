@@ -294,6 +294,43 @@ Deno.test("split machines: a HOLD on the executor machine keeps its lease, so an
   assert.deepEqual((await Deno.readTextFile(launches)).trim().split("\n"), ["task 1 A"]);
 });
 
+Deno.test("split machines: a failed attempt keeps the executor's lease, so its next attempt is the same machine's, on its own work, and the task's attempts are not started afresh elsewhere", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches);
+  // Commits work, then exits 1 with no report: a failed attempt (of 2) each time.
+  await Deno.writeTextFile(
+    join(scene.dir, "counting-agent.sh"),
+    (await Deno.readTextFile(join(scene.dir, "counting-agent.sh"))).replace(
+      `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
+      'mkdir -p src\necho "attempt on $FAKE_MACHINE" >> src/attempts.txt\ngit add src\ngit commit -qm "work of $FAKE_MACHINE"\nexit 1',
+    ),
+  );
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Fails" }) });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await tick(scene, b, "review")).code, 0);
+
+  const first = await tick(scene, a, "poll");
+  assert.equal(first.code, 1, all(first));
+  assert.match(first.stdout + first.stderr, /attempt 1\/2 failed/);
+  const other = await tick(scene, c, "poll");
+  assert.equal(other.code, 0, all(other));
+  assert.match(other.stdout, /busy: executor lease held by /, all(other));
+  const second = await tick(scene, a, "poll");
+  assert.match(all(second), /task 1 BLOCKED: 2 attempt\(s\) failed/, all(second));
+  assert.deepEqual((await Deno.readTextFile(launches)).trim().split("\n"), [
+    "task 1 A",
+    "task 1 A",
+  ]);
+  // The BLOCKED report's branch carries both attempts' work, pushed for a person to see.
+  const log = await scene.out(["log", "--format=%s", "task-1"], scene.origin);
+  assert.equal(log.split("\n").filter((l) => l === "work of A").length, 2, log);
+});
+
 /** The stateful stand-in for gh (tests/fixtures/gh-stateful/): one GitHub all machines share. */
 function sharedGitHub(
   scene: Scene,

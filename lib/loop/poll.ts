@@ -85,12 +85,16 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const start = await startExecutor(split, opts.repo, state, opts.log);
   if ("idle" in start) return { kind: "idle", message: start.idle };
   if ("busy" in start) return { kind: "busy", message: start.busy };
+  let result: TickResult | undefined;
   try {
-    return await pollTick(opts, state);
+    result = await pollTick(opts, state);
+    return result;
   } finally {
     // An attempt still journaled here, or a HOLD, keeps the lease: no other machine starts
-    // the task over (a second attempt, or one past the HOLD a person is to look at).
-    await letGo(start.role, state, state.journal);
+    // the task over (a second attempt, or one past the HOLD a person is to look at). So does
+    // a failed attempt with attempts left: this machine has its count and its unpushed work,
+    // and makes the next one.
+    await letGo(start.role, state, state.journal, result?.kind === "failed");
   }
 }
 

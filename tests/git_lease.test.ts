@@ -198,3 +198,72 @@ Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is
     );
   });
 });
+
+Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops with a HOLD; an overdue lease nobody took is renewed and the tick goes on", async () => {
+  const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
+  const { confirmLease, currentGuard } = await import("../lib/state/lease_guard.ts");
+  const { HoldError } = await import("../lib/errors.ts");
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const origin = join(dir, "origin.git");
+    const said: string[] = [];
+    const log = { step: (m: string) => void said.push(m) } as never;
+    // A's clock: a machine suspended for eleven minutes sees it jump, its renewals not run.
+    let clock = Date.parse("2026-12-02T10:00:00Z");
+    const times = { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => clock };
+
+    await fetch(a);
+    const taken = await takeLease(a, "origin", "executor", holder("A"), TTL, new Date(clock));
+    assert.ok(taken.ok);
+    const role = new HeldRole(a, "origin", taken.held, log, times);
+    assert.equal(currentGuard(), role, "the tick's pushes ask A's lease");
+    await confirmLease();
+    const ok = await a.push("origin", "HEAD", "refs/heads/before-the-pause");
+    assert.ok(ok.ok, ok.stderr);
+
+    // Suspended past the lease's time: B finds it expired and takes the role.
+    clock += 11 * 60_000;
+    await fetch(b);
+    const takeover = await takeLease(b, "origin", "executor", holder("B"), TTL, new Date(clock));
+    assert.ok(takeover.ok, "B takes the expired lease");
+
+    // A wakes: its next act asks the lease first; the overdue renewal finds it B's.
+    const err = await a.push("origin", "HEAD", "refs/heads/after-the-pause").then(
+      () => null,
+      (e) => e,
+    );
+    assert.ok(err instanceof HoldError, String(err));
+    assert.match(err.message, /the executor lease on origin is no longer this machine's/);
+    assert.match(err.next, /git log -1 refs\/relay\/leases\/executor on origin/);
+    assert.match(err.next, /relay resume/);
+    assert.deepEqual(
+      said,
+      ["warning: the executor lease on origin is no longer this machine's"],
+    );
+    // Nothing of A's landed after the pause, and B's lease stands, released by nobody.
+    assert.equal(
+      await sh(origin, "for-each-ref", "--format=%(refname)", "refs/heads/after-the-pause"),
+      "",
+    );
+    await assert.rejects(confirmLease(), HoldError);
+    await role.release();
+    assert.equal(currentGuard(), null, "the guard goes with the tick's lease");
+    await fetch(b);
+    assert.equal((await readLease(b, "executor"))?.lease?.holder.machine, "B");
+    assert.equal((await readLease(b, "executor"))?.lease?.released, undefined);
+    // Without a tick's lease (mode one, or after it), nothing is asked.
+    await confirmLease();
+
+    // B's own pause, with nobody taking over: the overdue lease is renewed and B goes on.
+    assert.ok(takeover.ok);
+    const mine = new HeldRole(b, "origin", takeover.held, log, times);
+    clock += 11 * 60_000;
+    const pushed = await b.push("origin", "HEAD", "refs/heads/b-after-its-pause");
+    assert.ok(pushed.ok, pushed.stderr);
+    await fetch(a);
+    const renewed = await readLease(a, "executor");
+    assert.equal(renewed?.lease?.holder.machine, "B");
+    assert.equal(renewed?.lease?.expiresAt, new Date(clock + TTL).toISOString());
+    await mine.release();
+  });
+});

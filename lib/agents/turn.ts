@@ -6,6 +6,7 @@
  * tick leaves behind (orphan.ts decides what to do with it). What a role
  * reads from its turn — a report, a verdict — stays with the role's tick.
  */
+import { confirmLease } from "../state/lease_guard.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import { buildInvocation } from "./presets.ts";
 import { runAgent } from "./runner.ts";
@@ -117,6 +118,8 @@ async function turn(opts: TurnOptions): Promise<TurnOutcome> {
     };
   }
   const { timeoutMs } = opts;
+  // Split machines: the role is still this machine's before an agent starts on the task.
+  await confirmLease();
   const result = await runAgent({
     argv: inv.argv,
     cwd: opts.cwd,

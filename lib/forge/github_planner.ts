@@ -5,6 +5,7 @@
  * branch was modified" otherwise. relay never passes `--admin`, `--auto` or
  * `--delete-branch`, and never forces anything.
  */
+import { confirmLease } from "../state/lease_guard.ts";
 import { z } from "zod";
 import { findPr, Gh, GH_TIMEOUT_MS, type GhPr, listRelayOpen, prNumber } from "./gh.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";
@@ -75,6 +76,7 @@ export class GitHubPlannerForge implements PlannerForge {
       "--body",
       rest.join("\n").trim(),
     ];
+    await confirmLease();
     const res = await this.gh.run(args, { allowFail: true });
     if (res.code !== 0) {
       const said = res.stderr + res.stdout;

@@ -9,6 +9,7 @@ import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
 import { resolveShared } from "./resolver.ts";
 import { FULL_ID } from "./discover.ts";
+import { confirmLease } from "../state/lease_guard.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
 const GIT_ENV: Record<string, string> = {
@@ -406,6 +407,7 @@ export class Git {
 
   /** Pushes `src:dst` without force. Returns false when the remote rejected it (not a fast-forward). */
   async push(remote: string, src: string, dst: string): Promise<{ ok: boolean; stderr: string }> {
+    await confirmLease();
     try {
       const res = await this.run(["push", "--porcelain", "--", remote, `${src}:${dst}`], {
         allowFail: true,
@@ -429,8 +431,10 @@ export class Git {
   async pushRefs(
     remote: string,
     refspecs: readonly string[],
-    opts: { atomic?: boolean; leases?: readonly string[] } = {},
+    opts: { atomic?: boolean; leases?: readonly string[]; unguarded?: boolean } = {},
   ): Promise<{ ok: boolean; stderr: string }> {
+    // The lease's own pushes (lib/git/lease.ts) are what the guard stands on: not asked.
+    if (!opts.unguarded) await confirmLease();
     const args = [
       "push",
       "--porcelain",

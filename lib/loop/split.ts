@@ -25,6 +25,7 @@ import {
   describeHolder,
   type Lease,
   type LeaseAt,
+  leaseRef,
   type LeaseRole,
   RELAY_REFSPECS,
   releaseLease,
@@ -32,7 +33,9 @@ import {
   takeLease,
 } from "../git/lease.ts";
 import { NOTES_FETCH_REFSPEC } from "../git/notes.ts";
+import { HoldError } from "../errors.ts";
 import type { Log } from "../proc/log.ts";
+import { currentGuard, guardWith, type LeaseGuard } from "../state/lease_guard.ts";
 import { hostname } from "../state/lock.ts";
 import { machineId, mayBeSplit } from "../state/machines.ts";
 import { BRIEF_FILE, CONFIG_FILE, type StatePaths } from "../state/paths.ts";
@@ -57,40 +60,92 @@ export async function splitConfig(root: string): Promise<RepoConfig | null> {
   return config.machines === "split" ? config : null;
 }
 
-/** A role's lease this tick holds; renewed in the background until released or kept. */
-export class HeldRole {
+/** The times of a lease: how long it lasts, how often a tick renews it (tests shorten them). */
+export interface LeaseTimes {
+  ttlMs: number;
+  renewEveryMs: number;
+  /** The clock (ms): a test moves it on as a suspended machine's would. */
+  now: () => number;
+}
+
+const LEASE_TIMES: LeaseTimes = {
+  ttlMs: LEASE_TTL_MS,
+  renewEveryMs: RENEW_EVERY_MS,
+  now: () => Date.now(),
+};
+
+/**
+ * A role's lease this tick holds; renewed in the background until released or kept, and the
+ * tick's lease guard meanwhile (lib/state/lease_guard.ts): asked before each agent turn, push
+ * and merge, it renews an overdue lease first, and stops the tick with a HOLD once the lease
+ * is another machine's.
+ */
+export class HeldRole implements LeaseGuard {
   #timer: ReturnType<typeof setInterval>;
   #renewing: Promise<void> = Promise.resolve();
   #ended = false;
+  /** When the remote last took this lease from us (taken or renewed). */
+  #renewedAt: number;
+  /** A renewal found the lease moved by someone else: the role is no longer ours. */
+  #lost = false;
 
   constructor(
     private readonly git: Git,
     private readonly remote: string,
     private held: LeaseAt & { lease: Lease },
     private readonly log: Log,
+    private readonly times: LeaseTimes = LEASE_TIMES,
   ) {
+    this.#renewedAt = times.now();
     this.#timer = setInterval(() => {
       this.#renewing = this.#renewing.then(() => this.renew());
-    }, RENEW_EVERY_MS);
+    }, times.renewEveryMs);
     Deno.unrefTimer(this.#timer);
+    guardWith(this);
   }
 
   private async renew(): Promise<void> {
-    if (this.#ended) return;
-    const next = await renewLease(this.git, this.remote, this.held, LEASE_TTL_MS).catch(() =>
-      undefined
-    );
-    if (next) this.held = next;
-    else if (next === null) {
+    if (this.#ended || this.#lost) return;
+    const at = this.times.now();
+    const next = await renewLease(this.git, this.remote, this.held, this.times.ttlMs, new Date(at))
+      .catch(() => undefined);
+    if (next) {
+      this.held = next;
+      this.#renewedAt = at;
+    } else if (next === null) {
+      this.#lost = true;
       this.log.step(
         `warning: the ${this.held.lease.role} lease on ${this.remote} is no longer this machine's`,
       );
     }
   }
 
+  async confirm(): Promise<void> {
+    if (this.#ended) return;
+    // The renewals keep the lease while the tick runs; when one is overdue (the machine was
+    // stopped past it), renewed now, before the act. A renewal that cannot reach the remote
+    // decides nothing: the act that needs the remote fails on its own.
+    if (!this.#lost && this.times.now() - this.#renewedAt >= this.times.renewEveryMs * 1.5) {
+      await (this.#renewing = this.#renewing.then(() => this.renew()));
+    }
+    if (!this.#lost) return;
+    const role = this.held.lease.role;
+    throw new HoldError(
+      `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
+        new Date(this.#renewedAt).toISOString()
+      }, and it lasts ${Math.round(this.times.ttlMs / 60_000)} min): the tick was stopped ` +
+        "longer than that (a suspended machine?) and another machine may have the task now. " +
+        "This tick stopped before its next agent turn, push or merge",
+      `See who holds it (git log -1 ${leaseRef(role)} on ${this.remote}) and what it did ` +
+        "(relay status there). Work of this tick not pushed stays on this machine. Then run " +
+        '"relay resume" here.',
+    );
+  }
+
   private async stop(): Promise<void> {
     this.#ended = true;
     clearInterval(this.#timer);
+    if (currentGuard() === this) guardWith(null);
     await this.#renewing;
   }
 
@@ -100,14 +155,24 @@ export class HeldRole {
    */
   async keep(): Promise<void> {
     await this.stop();
-    const next = await renewLease(this.git, this.remote, this.held, LEASE_TTL_MS).catch(() => null);
+    if (this.#lost) return;
+    const next = await renewLease(
+      this.git,
+      this.remote,
+      this.held,
+      this.times.ttlMs,
+      new Date(this.times.now()),
+    ).catch(() => null);
     if (next) this.held = next;
   }
 
   /** The tick is done with the role: the next machine need not wait for the lease to expire. */
   async release(): Promise<void> {
     await this.stop();
-    await releaseLease(this.git, this.remote, this.held).catch(() => false);
+    if (this.#lost) return;
+    await releaseLease(this.git, this.remote, this.held, new Date(this.times.now())).catch(() =>
+      false
+    );
   }
 }
 
@@ -128,6 +193,7 @@ export async function takeRole(
   repo: RepoPaths,
   role: LeaseRole,
   log: Log,
+  times: LeaseTimes = LEASE_TIMES,
 ): Promise<{ busy: string } | { role: HeldRole }> {
   const holder = {
     machine: machineId(repo.commonDir),
@@ -135,7 +201,7 @@ export async function takeRole(
     pid: Deno.pid,
     run: runId(role === "executor" ? "poll" : "review"),
   };
-  const res = await takeLease(git, config.remote, role, holder, LEASE_TTL_MS);
+  const res = await takeLease(git, config.remote, role, holder, times.ttlMs, new Date(times.now()));
   if (!res.ok) {
     return {
       busy: res.holder
@@ -143,7 +209,7 @@ export async function takeRole(
         : `busy: ${role} lease taken by another machine just now`,
     };
   }
-  return { role: new HeldRole(git, config.remote, res.held, log) };
+  return { role: new HeldRole(git, config.remote, res.held, log, times) };
 }
 
 /**

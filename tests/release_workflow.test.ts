@@ -208,6 +208,9 @@ Deno.test("nothing is published before every build passed", async () => {
     }
   }
   assert.ok(upstream(wf.jobs, buildName).has("test"), "the build waits for the test suite");
+  // The test job checks what CI checks: formatting, lint and types, then the suite.
+  const runs = (wf.jobs.test!.steps ?? []).flatMap((s) => s.run ? [s.run] : []);
+  assert.deepEqual(runs, ["deno task check", "deno task test"]);
 });
 
 Deno.test("the binary carries deno.json's relay permission set (no net, no ffi) and relay/", async () => {

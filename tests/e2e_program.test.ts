@@ -1,7 +1,17 @@
 /** A typo in the operator profile's program is a HOLD that costs nothing: no attempt, no BLOCKED report. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, brief, makeScene, taskRecord } from "./helpers/scene.ts";
+import { AGENTS, brief, makeScene, type Scene, taskRecord } from "./helpers/scene.ts";
+
+/** The brief is still OPEN, and no attempt was started or recorded. */
+async function noAttempt(scene: Scene): Promise<void> {
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN/);
+  const state = await Array.fromAsync(Deno.readDir(join(scene.work, ".git/relay"))).then((es) =>
+    es.map((e) => e.name)
+  );
+  assert.ok(!state.includes("journal.json"), "no attempt was started");
+  assert.ok(!state.includes("tasks"), "no attempt was recorded");
+}
 
 Deno.test("an executor program that does not exist holds the loop without using an attempt", async () => {
   await using scene = await makeScene();
@@ -17,12 +27,7 @@ Deno.test("an executor program that does not exist holds the loop without using 
     );
     assert.match(res.stderr, /No attempt was used/);
   }
-  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN/);
-  const tasks = await Array.fromAsync(Deno.readDir(join(scene.work, ".git/relay"))).then((es) =>
-    es.map((e) => e.name)
-  );
-  assert.ok(!tasks.includes("journal.json"), "no attempt was started");
-  assert.ok(!tasks.includes("tasks"), "no attempt was recorded");
+  await noAttempt(scene);
 
   await scene.setAgent("good.sh");
   const ok = await scene.relay(["poll"]);
@@ -55,12 +60,7 @@ Deno.test("an executor script whose #!/usr/bin/env interpreter is not on PATH ho
     assert.match(res.stderr, /set PATH in roles\.executor\.env of the operator profile/);
     assert.match(res.stderr, /No attempt was used/);
   }
-  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN/);
-  const state = await Array.fromAsync(Deno.readDir(join(scene.work, ".git/relay"))).then((es) =>
-    es.map((e) => e.name)
-  );
-  assert.ok(!state.includes("journal.json"), "no attempt was started");
-  assert.ok(!state.includes("tasks"), "no attempt was recorded");
+  await noAttempt(scene);
 
   // The fix the HOLD names: the interpreter's folder on the role's PATH.
   const profile = await Deno.readTextFile(scene.profile);

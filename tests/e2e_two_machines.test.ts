@@ -253,25 +253,37 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   assert.ok(lease.released, JSON.stringify(lease));
 });
 
-Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
-  await using scene = await makeScene({ config: "machines: split\n" });
+/**
+ * Machines A, B (the person's clone, scene.work) and C, and one brief queued, promoted and
+ * published by B's review; the counting agent's last line (`exec` of the honest agent) is
+ * replaced by `agent`. Launches are counted in the returned file.
+ */
+async function oneBrief(scene: Scene, title: string, agent: string) {
   const launches = join(scene.dir, "launches.txt");
   await countingAgent(scene, launches);
-  // The agent moves main itself: a HOLD on A's records, its attempt still journaled there.
+  const script = join(scene.dir, "counting-agent.sh");
   await Deno.writeTextFile(
-    join(scene.dir, "counting-agent.sh"),
-    (await Deno.readTextFile(join(scene.dir, "counting-agent.sh"))).replace(
-      join(AGENTS, "good.sh"),
-      join(AGENTS, "moves-main.sh"),
-    ),
+    script,
+    (await Deno.readTextFile(script)).replace(`exec bash "${join(AGENTS, "good.sh")}" "$@"`, agent),
   );
   const b = await machine(scene, "B", scene.work);
   const a = await machine(scene, "A");
   const c = await machine(scene, "C");
-  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Held" }) });
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
   assert.equal(add.code, 0, all(add));
   assert.equal((await scene.relay(["promote"])).code, 0);
   assert.equal((await tick(scene, b, "review")).code, 0);
+  return { a, c, launches };
+}
+
+Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  // The agent moves main itself: a HOLD on A's records, its attempt still journaled there.
+  const { a, c, launches } = await oneBrief(
+    scene,
+    "Held",
+    `exec bash "${join(AGENTS, "moves-main.sh")}" "$@"`,
+  );
 
   const lease = async () =>
     JSON.parse(
@@ -296,23 +308,12 @@ Deno.test("split machines: a HOLD on the executor machine keeps its lease, so an
 
 Deno.test("split machines: a failed attempt keeps the executor's lease, so its next attempt is the same machine's, on its own work, and the task's attempts are not started afresh elsewhere", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
-  const launches = join(scene.dir, "launches.txt");
-  await countingAgent(scene, launches);
   // Commits work, then exits 1 with no report: a failed attempt (of 2) each time.
-  await Deno.writeTextFile(
-    join(scene.dir, "counting-agent.sh"),
-    (await Deno.readTextFile(join(scene.dir, "counting-agent.sh"))).replace(
-      `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
-      'mkdir -p src\necho "attempt on $FAKE_MACHINE" >> src/attempts.txt\ngit add src\ngit commit -qm "work of $FAKE_MACHINE"\nexit 1',
-    ),
+  const { a, c, launches } = await oneBrief(
+    scene,
+    "Fails",
+    'mkdir -p src\necho "attempt on $FAKE_MACHINE" >> src/attempts.txt\ngit add src\ngit commit -qm "work of $FAKE_MACHINE"\nexit 1',
   );
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
-  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Fails" }) });
-  assert.equal(add.code, 0, all(add));
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await tick(scene, b, "review")).code, 0);
 
   const first = await tick(scene, a, "poll");
   assert.equal(first.code, 1, all(first));

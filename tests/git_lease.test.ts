@@ -201,7 +201,7 @@ Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is
 
 Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops with a HOLD; an overdue lease nobody took is renewed and the tick goes on", async () => {
   const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
-  const { confirmLease, currentGuard } = await import("../lib/state/lease_guard.ts");
+  const { confirmLease, currentGuard } = await import("../lib/git/lease_guard.ts");
   const { HoldError } = await import("../lib/errors.ts");
   await withEnv(async (dir) => {
     const { a, b } = await world(dir, ["a", "b"]);

@@ -6,7 +6,7 @@
  * tick leaves behind (orphan.ts decides what to do with it). What a role
  * reads from its turn — a report, a verdict — stays with the role's tick.
  */
-import { confirmLease } from "../state/lease_guard.ts";
+import { confirmLease } from "../git/lease_guard.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import { buildInvocation } from "./presets.ts";
 import { runAgent } from "./runner.ts";

@@ -5,7 +5,7 @@
  * branch was modified" otherwise. relay never passes `--admin`, `--auto` or
  * `--delete-branch`, and never forces anything.
  */
-import { confirmLease } from "../state/lease_guard.ts";
+import { confirmLease } from "../git/lease_guard.ts";
 import { z } from "zod";
 import { findPr, Gh, GH_TIMEOUT_MS, type GhPr, listRelayOpen, prNumber } from "./gh.ts";
 import type { PlannerForge, PrStatus } from "./types.ts";

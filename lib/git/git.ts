@@ -9,7 +9,7 @@ import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
 import { resolveShared } from "./resolver.ts";
 import { FULL_ID } from "./discover.ts";
-import { confirmLease } from "../state/lease_guard.ts";
+import { confirmLease } from "./lease_guard.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
 const GIT_ENV: Record<string, string> = {

@@ -35,7 +35,7 @@ import {
 import { NOTES_FETCH_REFSPEC } from "../git/notes.ts";
 import { HoldError } from "../errors.ts";
 import type { Log } from "../proc/log.ts";
-import { currentGuard, guardWith, type LeaseGuard } from "../state/lease_guard.ts";
+import { currentGuard, guardWith, type LeaseGuard } from "../git/lease_guard.ts";
 import { hostname } from "../state/lock.ts";
 import { machineId, mayBeSplit } from "../state/machines.ts";
 import { BRIEF_FILE, CONFIG_FILE, type StatePaths } from "../state/paths.ts";
@@ -76,7 +76,7 @@ const LEASE_TIMES: LeaseTimes = {
 
 /**
  * A role's lease this tick holds; renewed in the background until released or kept, and the
- * tick's lease guard meanwhile (lib/state/lease_guard.ts): asked before each agent turn, push
+ * tick's lease guard meanwhile (lib/git/lease_guard.ts): asked before each agent turn, push
  * and merge, it renews an overdue lease first, and stops the tick with a HOLD once the lease
  * is another machine's.
  */

@@ -73,16 +73,22 @@ export class HoldError extends Error {
   readonly recorded: boolean;
   /** The task the HOLD is about, when the code that raised it knows better than the tick. */
   readonly task: number | undefined;
+  /**
+   * About this machine alone (its primary tree is in the way, it lost its lease), not about
+   * the task: with split machines the role's lease is let go, so another machine may go on.
+   */
+  readonly local: boolean;
   constructor(
     reason: string,
     next: string,
-    opts: { recheck?: boolean; recorded?: boolean; task?: number } = {},
+    opts: { recheck?: boolean; recorded?: boolean; task?: number; local?: boolean } = {},
   ) {
     super(reason);
     this.next = next;
     this.recheck = opts.recheck ?? false;
     this.recorded = opts.recorded ?? false;
     this.task = opts.task;
+    this.local = opts.local ?? false;
   }
 }
 

@@ -96,6 +96,33 @@ Deno.test("a turn runs the role's program with the prompt and the caller's RELAY
   assert.equal(Date.parse(deadline!) - Date.parse(at), 45_000, "deadline = start + turn limit");
 });
 
+Deno.test("a turn asks the tick's lease first: one lost to another machine starts no agent", async () => {
+  await using t = await temp();
+  const { guardWith } = await import("../lib/git/lease_guard.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  let asked = 0;
+  guardWith({
+    confirm: () => {
+      asked++;
+      return Promise.reject(new HoldError("the executor lease is no longer this machine's", "x"));
+    },
+  });
+  const marker = join(t.dir, "ran");
+  const started: Started[] = [];
+  await assert.rejects(
+    startTurn(options(t, command(["touch", marker, "{prompt}"]), started)),
+    HoldError,
+  );
+  assert.equal(asked, 1);
+  assert.deepEqual(started, [], "nothing journaled as started");
+  assert.equal(await Deno.stat(marker).then(() => true, () => false), false, "the agent never ran");
+  // With the lease still this tick's, the same turn runs.
+  guardWith({ confirm: () => Promise.resolve() });
+  const ok = await startTurn(options(t, command(["touch", marker, "{prompt}"]), started));
+  assert.equal(ok.exitCode, 0);
+  assert.equal(await Deno.stat(marker).then(() => true, () => false), true);
+});
+
 Deno.test("a turn past its limit is stopped and says it timed out; with no limit, no deadline is journaled", async () => {
   await using t = await temp();
   const started: Started[] = [];

@@ -247,10 +247,17 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   assert.equal(await Deno.readTextFile(join(a.dir, "src", "app.txt")), "app v1, edited on A\n");
   assert.equal(await scene.out(["rev-parse", "HEAD"], a.dir), head);
   assert.equal(await Deno.readTextFile(launches).catch(() => ""), "");
-  const lease = JSON.parse(
-    await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
-  );
-  assert.ok(lease.released, JSON.stringify(lease));
+  const lease = async () =>
+    JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+    );
+  assert.ok((await lease()).released, JSON.stringify(await lease()));
+  // The HOLD on A's record is about A's tree, not the task: A's next tick lets the lease go
+  // again, and another machine may do the task meanwhile.
+  const again = await tick(scene, a, "poll");
+  assert.equal(again.code, 3, all(again));
+  assert.match(again.stderr, /Cannot fast-forward "main"/);
+  assert.ok((await lease()).released, JSON.stringify(await lease()));
 });
 
 /**
@@ -273,7 +280,7 @@ async function oneBrief(scene: Scene, title: string, agent: string) {
   assert.equal(add.code, 0, all(add));
   assert.equal((await scene.relay(["promote"])).code, 0);
   assert.equal((await tick(scene, b, "review")).code, 0);
-  return { a, c, launches };
+  return { a, b, c, launches };
 }
 
 Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
@@ -304,6 +311,45 @@ Deno.test("split machines: a HOLD on the executor machine keeps its lease, so an
     assert.match(other.stdout, /busy: executor lease held by /, all(other));
   }
   assert.deepEqual((await Deno.readTextFile(launches)).trim().split("\n"), ["task 1 A"]);
+});
+
+Deno.test("split machines: a reviewer HOLD with no turn journaled keeps the reviewer's lease, so another machine never reviews past it", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c } = await oneBrief(
+    scene,
+    "Silent review",
+    `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
+  );
+  assert.equal((await tick(scene, a, "poll")).code, 0);
+  // The reviewer prints no verdict, twice: a HOLD on B's record, no review turn journaled.
+  const reviewer = join(scene.dir, "reviewer-script");
+  await Deno.writeTextFile(
+    reviewer,
+    (await Deno.readTextFile(reviewer)).replace(/honest\.sh$/, "silent.sh"),
+  );
+  const held = await tick(scene, b, "review");
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /no valid verdict twice/);
+  assert.equal(
+    await Deno.stat(join(scene.work, ".git", "relay", "review-journal.json")).then(
+      () => true,
+      () => false,
+    ),
+    false,
+    "no review turn is journaled",
+  );
+  const lease = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/reviewer"], scene.origin),
+  );
+  assert.equal(lease.released, undefined, JSON.stringify(lease));
+  // C, with an honest reviewer, is busy: it neither reviews nor merges past B's HOLD.
+  const other = await tick(scene, c, "review");
+  assert.equal(other.code, 0, all(other));
+  assert.match(other.stdout, /busy: reviewer lease held by /, all(other));
+  assert.doesNotMatch(
+    await scene.out(["log", "--format=%s", "main"], scene.origin),
+    /^Merge /m,
+  );
 });
 
 Deno.test("split machines: a failed attempt keeps the executor's lease, so its next attempt is the same machine's, on its own work, and the task's attempts are not started afresh elsewhere", async () => {

@@ -314,6 +314,15 @@ Deno.test("merge() merges only at the reviewed head and returns the merge commit
   }
 });
 
+Deno.test("merge() asks the tick's lease first: one lost to another machine asks gh nothing", async () => {
+  const { guardWith } = await import("../lib/git/lease_guard.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await using s = await standIn({ "pr-merge": {} });
+  guardWith({ confirm: () => Promise.reject(new HoldError("the reviewer lease is lost", "x")) });
+  await assert.rejects(planner(s.gh).merge(openPr(), HEAD, "Merge task-7"), HoldError);
+  assert.deepEqual(await s.calls(), [], "gh was not started");
+});
+
 Deno.test("merge() reports a moved head as not merged and asks gh nothing more", async () => {
   await using s = await standIn({
     "pr-merge": { err: recording("pr-merge-head-modified.err"), code: 1 },

@@ -201,8 +201,10 @@ Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is
 
 Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops with a HOLD; an overdue lease nobody took is renewed and the tick goes on", async () => {
   const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
-  const { confirmLease, currentGuard } = await import("../lib/git/lease_guard.ts");
+  const { confirmLease, currentGuard, guardWith } = await import("../lib/git/lease_guard.ts");
   const { HoldError } = await import("../lib/errors.ts");
+  // A failed assertion must not leave this test's guard on the pushes of the tests after it.
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
   await withEnv(async (dir) => {
     const { a, b } = await world(dir, ["a", "b"]);
     const origin = join(dir, "origin.git");
@@ -265,5 +267,43 @@ Deno.test("lease guard: a tick stopped past its lease's time finds, before its n
     assert.equal(renewed?.lease?.holder.machine, "B");
     assert.equal(renewed?.lease?.expiresAt, new Date(clock + TTL).toISOString());
     await mine.release();
+  });
+});
+
+Deno.test("lease guard: a renewal that cannot reach the remote decides nothing: the tick is not held, and the next renewal that lands keeps the lease", async () => {
+  const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
+  const { confirmLease } = await import("../lib/git/lease_guard.ts");
+  await withEnv(async (dir) => {
+    const { a } = await world(dir, ["a"]);
+    const origin = join(dir, "origin.git");
+    const said: string[] = [];
+    const log = { step: (m: string) => void said.push(m) } as never;
+    let clock = Date.parse("2026-12-02T10:00:00Z");
+    const times = { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => clock };
+    await fetch(a);
+    const taken = await takeLease(a, "origin", "executor", holder("A"), TTL, new Date(clock));
+    assert.ok(taken.ok);
+    const role = new HeldRole(a, "origin", taken.held, log, times);
+    try {
+      // Overdue, and the remote is gone for a moment: the renewal fails, and so does the fetch
+      // that would tell a lost lease from a remote that did not answer.
+      clock += 4 * 60_000;
+      await Deno.rename(origin, `${origin}.away`);
+      await confirmLease();
+      const push = await a.push("origin", "HEAD", "refs/heads/during-the-blip");
+      assert.equal(push.ok, false, "the push itself fails, as it would anyway");
+      assert.deepEqual(said, [], "no lost lease is said");
+      await Deno.rename(`${origin}.away`, origin);
+      // Back: the next act renews the still-overdue lease, and goes on.
+      const after = await a.push("origin", "HEAD", "refs/heads/after-the-blip");
+      assert.ok(after.ok, after.stderr);
+      await fetch(a);
+      assert.equal(
+        (await readLease(a, "executor"))?.lease?.expiresAt,
+        new Date(clock + TTL).toISOString(),
+      );
+    } finally {
+      await role.release();
+    }
   });
 });

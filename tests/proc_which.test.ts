@@ -38,6 +38,13 @@ Deno.test("readShebang() reads the interpreter, and the program env is to find o
   assert.equal(readShebang(await s.write("d", "#!/usr/bin/env -i node\n"))?.viaEnv, null);
   assert.equal(readShebang(await s.write("e", "#!/usr/bin/env A=1 node\n"))?.viaEnv, null);
   assert.equal(readShebang(await s.write("f", "#!/bin/sh\r\necho\r\n"))?.crlf, true);
+  // Without -S, env gets "bash -e" as one name.
+  assert.equal(readShebang(await s.write("j", "#!/usr/bin/env bash -e\n"))?.viaEnv, "bash -e");
+  // A path in bytes that are not UTF-8: not judged.
+  assert.equal(
+    readShebang(await s.write("k", new Uint8Array([0x23, 0x21, 0x2f, 0xe9, 0x0a]))),
+    null,
+  );
   assert.equal(readShebang(await s.write("g", "echo no line\n")), null);
   assert.equal(
     readShebang(await s.write("h", new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1]))),
@@ -70,6 +77,12 @@ Deno.test("startProblem() names a missing interpreter, an env program not on PAT
     startProblem(await s.write("crlf", "#!/bin/sh\r\necho\r\n"), "/usr/bin:/bin") ?? "",
     /^its first line \(#!\/bin\/sh\) ends in a carriage return \(Windows line endings\).*convert the file to Unix line endings$/,
   );
+  assert.equal(
+    startProblem(await s.write("env-args", "#!/usr/bin/env bash -e\n"), "/usr/bin:/bin"),
+    'its first line (#!/usr/bin/env bash -e) has env look for a program named "bash -e", as the kernel passes all after env as one argument: write "#!/usr/bin/env -S bash -e"',
+  );
+  // No PATH at all: env's default path, where sh is.
+  assert.equal(startProblem(await s.write("env-sh", "#!/usr/bin/env sh\n"), ""), null);
   // A relative interpreter is resolved from the child's folder, which this does not know.
   assert.equal(startProblem(await s.write("relative", "#!bin/interp\n"), ""), null);
 });

@@ -6,6 +6,7 @@
  * cannot be written or pushed is a warning, never a failed tick: the task's
  * own record under `.git/relay/` has it, and the next tick pushes what is left.
  */
+import { HoldError } from "../errors.ts";
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
 import { appendNote, type NoteRecord, pushNotes } from "../git/notes.ts";
@@ -173,8 +174,10 @@ export async function publishNotes(ctx: PlanContext): Promise<void> {
       );
     }
   } catch (err) {
+    // The lease lost to another machine (a HOLD): no "next tick" here until a person acts.
+    const when = err instanceof HoldError ? "" : " (the next tick tries again)";
     ctx.log.step(
-      `warning: relay's git notes were not pushed (the next tick tries again): ${
+      `warning: relay's git notes were not pushed${when}: ${
         ((err as Error)?.message ?? String(err)).split("\n")[0]
       }`,
     );

@@ -63,6 +63,7 @@ export async function syncMain(
         `Someone changed files in ${primary.cwd} that ${remote}/${main} changes too. Keep them aside with "git stash push --include-untracked -- ${
           paths.length ? paths.join(" ") : "<the files git names below>"
         }" there (relay never commits a person's changes), then run "relay resume"; "git stash pop" brings them back once the loop has moved on. git said:\n${res.stderr.trim()}`,
+        { local: true },
       );
     }
     if (set) {
@@ -80,6 +81,7 @@ export async function syncMain(
     throw new HoldError(
       `Cannot commit the paperwork on "${main}": local ${main} has commits that are not on ${remote}/${main} and are not paperwork`,
       `relay pushes only its own paperwork commits to ${main}. In ${primary.cwd}, keep them on a branch ("git branch keep-local ${main}"), put ${main} back where ${remote} has it ("git switch --detach && git branch -f ${main} ${remote}/${main} && git switch ${main}"), then run "relay resume". Push or open a PR for keep-local yourself.`,
+      { local: true },
     );
   }
 }
@@ -277,6 +279,7 @@ export async function pushMain(
     throw new HoldError(
       `Cannot push the paperwork to "${remote}/${main}": local ${main} has commits that are not paperwork`,
       `relay pushes only its own paperwork commits to ${main}. In ${primary.cwd}, keep the others on a branch ("git branch keep-local ${main}"), put ${main} back where ${remote} has it plus relay's paperwork commit, and run "relay resume". Push or open a PR for keep-local yourself.`,
+      { local: true },
     );
   }
   const waits =
@@ -330,6 +333,7 @@ async function rebasePaperwork(
     throw new HoldError(
       `Cannot push "${main}": local ${main} has commits that are not paperwork and ${remote} moved`,
       `Look at "git log ${origin}..${main}" in ${primary.cwd}; relay only rebases its own paperwork commits. Move the other commits to a branch (git branch keep-mine ${main}), then put ${main} back on ${remote}/${main} without them, and run "relay resume".`,
+      { local: true },
     );
   }
   // No autostash: a stash that does not apply afterwards leaves conflict markers in the
@@ -352,6 +356,7 @@ async function rebasePaperwork(
       `Someone works in ${primary.cwd}, which relay keeps for its own paperwork. Keep the changes aside with "git stash push --include-untracked -- ${
         others.join(" ")
       }" there, then run "relay resume"; "git stash pop" brings them back once the loop has moved on.`,
+      { local: true },
     );
   }
   const rebase = await primary.run(["rebase", "--quiet", "-X", "theirs", origin], {
@@ -365,6 +370,7 @@ async function rebasePaperwork(
         rebase.stderr.trim().split("\n")[0] ?? "conflict"
       }`,
       `Someone changed the protocol files on ${remote}/${main} in a way git cannot replay (a file deleted on one side and changed on the other). In ${primary.cwd}, run "git rebase ${remote}/${main}", resolve NEXT-STEPS.md and COWORK-STATUS.md (keep relay's version for the task it just finished), "git rebase --continue", then "relay resume": the next tick pushes it.`,
+      { local: true },
     );
   }
   if (set) {

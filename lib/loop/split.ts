@@ -27,6 +27,7 @@ import {
   type LeaseAt,
   leaseRef,
   type LeaseRole,
+  readLease,
   RELAY_REFSPECS,
   releaseLease,
   renewLease,
@@ -112,11 +113,36 @@ export class HeldRole implements LeaseGuard {
     if (next) {
       this.held = next;
       this.#renewedAt = at;
-    } else if (next === null) {
+    } else if (next === null && await this.movedOnRemote()) {
       this.#lost = true;
       this.log.step(
         `warning: the ${this.held.lease.role} lease on ${this.remote} is no longer this machine's`,
       );
+    }
+  }
+
+  /**
+   * Whether a renewal that did not land lost to another push: the remote's lease is no longer
+   * the commit this tick holds, nor one of this tick's own (a renewal that landed although its
+   * push timed out, taken up here). A push that failed for any other reason (a remote that did
+   * not answer) decides nothing, and neither does a fetch that fails.
+   */
+  private async movedOnRemote(): Promise<boolean> {
+    try {
+      await this.git.fetch(this.remote, { refspecs: RELAY_REFSPECS, maintenance: false });
+      const now = await readLease(this.git, this.held.lease.role);
+      if (now?.sha === this.held.sha) return false;
+      const mine = this.held.lease.holder;
+      if (
+        now?.lease && !now.lease.released && now.lease.holder.machine === mine.machine &&
+        now.lease.holder.run === mine.run
+      ) {
+        this.held = { sha: now.sha, lease: now.lease };
+        return false;
+      }
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -139,6 +165,7 @@ export class HeldRole implements LeaseGuard {
       `See who holds it (git log -1 ${leaseRef(role)} on ${this.remote}) and what it did ` +
         "(relay status there). Work of this tick not pushed stays on this machine. Then run " +
         '"relay resume" here.',
+      { local: true },
     );
   }
 
@@ -251,7 +278,8 @@ export async function startExecutor(
 
 /**
  * The end of a role's tick: the lease is kept while this machine still has the role's task
- * in hand — an attempt or review turn journaled (`journal`), a HOLD on record here, or
+ * in hand — an attempt or review turn journaled (`journal`), a HOLD on record here about the
+ * task (one about this machine alone lets it go: its tree is in the way, it lost the lease), or
  * `also` (another reason of the caller's) — so no other machine starts over on a task this one
  * holds; else it is let go. This machine's next tick renews a kept lease; one that stops
  * ticking loses it when the lease's time runs out.
@@ -262,11 +290,20 @@ export async function letGo(
   journal: string,
   also = false,
 ): Promise<void> {
-  if (
-    also || (await readTextOrNull(journal)) !== null || (await readTextOrNull(state.hold)) !== null
-  ) {
+  if (also || (await readTextOrNull(journal)) !== null || await taskHold(state)) {
     await role.keep();
   } else await role.release();
+}
+
+/** A HOLD on record here about the task, not this machine alone (HoldError.local). */
+async function taskHold(state: StatePaths): Promise<boolean> {
+  const text = await readTextOrNull(state.hold);
+  if (text === null) return false;
+  try {
+    return (JSON.parse(text) as { local?: unknown }).local !== true;
+  } catch {
+    return true; // unreadable: relay status says so; meanwhile the safe side
+  }
 }
 
 /** The reviewer's start in split mode: one fetch, the lease, its own paperwork caught up. */

@@ -55,14 +55,18 @@ export function readShebang(path: string): Shebang | null {
     return null;
   }
   const raw = head.split("\n", 1)[0]!;
+  // Bytes that are not UTF-8 name a path this cannot stat as the kernel would: no judgement.
+  if (raw.includes("\uFFFD")) return null;
   const line = raw.trim();
   const [interpreter, ...args] = line.split(/[ \t]+/);
   if (interpreter === undefined || interpreter === "") return null;
   let viaEnv: string | null = null;
   if (/(^|\/)env$/.test(interpreter)) {
-    const name = args[0] === "-S" ? args[1] : args[0];
+    // The kernel hands env all that follows it as one argument: without -S, "bash -e" is the
+    // name env looks for, and finds nothing.
+    const name = args[0] === "-S" ? args[1] : args.join(" ");
     // Options, assignments or a path: env's own business, not a name to look up.
-    if (name !== undefined && !/^-|=|\//.test(name)) viaEnv = name;
+    if (name !== undefined && name !== "" && !/^-|=|\//.test(name)) viaEnv = name;
   }
   return { line, interpreter, viaEnv, crlf: raw.endsWith("\r") };
 }
@@ -83,7 +87,11 @@ export function startProblem(path: string, pathEnv: string): string | null {
   if (isAbsolute(shebang.interpreter) && !isExecutable(shebang.interpreter)) {
     return `its first line (#!${shebang.line}) names ${shebang.interpreter}, which is not an executable file`;
   }
-  if (shebang.viaEnv !== null && onPath(shebang.viaEnv, pathEnv) === null) {
+  if (shebang.viaEnv?.includes(" ")) {
+    return `its first line (#!${shebang.line}) has env look for a program named "${shebang.viaEnv}", as the kernel passes all after env as one argument: write "#!${shebang.interpreter} -S ${shebang.viaEnv}"`;
+  }
+  // With no PATH at all, env looks in the system's default path.
+  if (shebang.viaEnv !== null && onPath(shebang.viaEnv, pathEnv || "/bin:/usr/bin") === null) {
     return `its first line (#!${shebang.line}) starts "${shebang.viaEnv}", which is not on PATH`;
   }
   return null;

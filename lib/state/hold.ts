@@ -15,6 +15,8 @@ export interface Hold {
   runId?: string;
   /** When cron.log was last told about this HOLD (its first report, then hourly reminders). */
   said?: string;
+  /** About this machine alone (HoldError.local): its role's lease is not kept for it. */
+  local?: true;
 }
 
 /** A tick that meets the HOLD on record: it stops there and launches nothing. */
@@ -51,6 +53,7 @@ export async function persistHold(
     at,
     ...(run ? { runId: run.runId } : {}),
     said: at,
+    ...(err.local ? { local: true as const } : {}),
   };
   await writeHold(path, hold);
   return hold;

@@ -199,8 +199,30 @@ Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is
   });
 });
 
-Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops with a HOLD; an overdue lease nobody took is renewed and the tick goes on", async () => {
+/**
+ * The executor's lease taken by `git`'s machine A, held by a HeldRole on a clock the test moves
+ * (`t.clock`): a machine suspended for minutes sees it jump, its renewals not run meanwhile.
+ * What the role says goes to `said`.
+ */
+async function heldBy(git: Git) {
   const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
+  const said: string[] = [];
+  const log = { step: (m: string) => void said.push(m) } as never;
+  const t = {
+    clock: Date.parse("2026-12-02T10:00:00Z"),
+    said,
+    times: { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => t.clock },
+    role: undefined as unknown as InstanceType<typeof HeldRole>,
+  };
+  await fetch(git);
+  const taken = await takeLease(git, "origin", "executor", holder("A"), TTL, new Date(t.clock));
+  assert.ok(taken.ok);
+  t.role = new HeldRole(git, "origin", taken.held, log, t.times);
+  return t;
+}
+
+Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops with a HOLD; an overdue lease nobody took is renewed and the tick goes on", async () => {
+  const { HeldRole } = await import("../lib/loop/split.ts");
   const { confirmLease, currentGuard, guardWith } = await import("../lib/git/lease_guard.ts");
   const { HoldError } = await import("../lib/errors.ts");
   // A failed assertion must not leave this test's guard on the pushes of the tests after it.
@@ -208,25 +230,17 @@ Deno.test("lease guard: a tick stopped past its lease's time finds, before its n
   await withEnv(async (dir) => {
     const { a, b } = await world(dir, ["a", "b"]);
     const origin = join(dir, "origin.git");
-    const said: string[] = [];
-    const log = { step: (m: string) => void said.push(m) } as never;
-    // A's clock: a machine suspended for eleven minutes sees it jump, its renewals not run.
-    let clock = Date.parse("2026-12-02T10:00:00Z");
-    const times = { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => clock };
-
-    await fetch(a);
-    const taken = await takeLease(a, "origin", "executor", holder("A"), TTL, new Date(clock));
-    assert.ok(taken.ok);
-    const role = new HeldRole(a, "origin", taken.held, log, times);
+    const t = await heldBy(a);
+    const { role, said, times } = t;
     assert.equal(currentGuard(), role, "the tick's pushes ask A's lease");
     await confirmLease();
     const ok = await a.push("origin", "HEAD", "refs/heads/before-the-pause");
     assert.ok(ok.ok, ok.stderr);
 
     // Suspended past the lease's time: B finds it expired and takes the role.
-    clock += 11 * 60_000;
+    t.clock += 11 * 60_000;
     await fetch(b);
-    const takeover = await takeLease(b, "origin", "executor", holder("B"), TTL, new Date(clock));
+    const takeover = await takeLease(b, "origin", "executor", holder("B"), TTL, new Date(t.clock));
     assert.ok(takeover.ok, "B takes the expired lease");
 
     // A wakes: its next act asks the lease first; the overdue renewal finds it B's.
@@ -258,36 +272,29 @@ Deno.test("lease guard: a tick stopped past its lease's time finds, before its n
 
     // B's own pause, with nobody taking over: the overdue lease is renewed and B goes on.
     assert.ok(takeover.ok);
-    const mine = new HeldRole(b, "origin", takeover.held, log, times);
-    clock += 11 * 60_000;
+    const mine = new HeldRole(b, "origin", takeover.held, { step: () => {} } as never, times);
+    t.clock += 11 * 60_000;
     const pushed = await b.push("origin", "HEAD", "refs/heads/b-after-its-pause");
     assert.ok(pushed.ok, pushed.stderr);
     await fetch(a);
     const renewed = await readLease(a, "executor");
     assert.equal(renewed?.lease?.holder.machine, "B");
-    assert.equal(renewed?.lease?.expiresAt, new Date(clock + TTL).toISOString());
+    assert.equal(renewed?.lease?.expiresAt, new Date(t.clock + TTL).toISOString());
     await mine.release();
   });
 });
 
 Deno.test("lease guard: a renewal that cannot reach the remote decides nothing: the tick is not held, and the next renewal that lands keeps the lease", async () => {
-  const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
   const { confirmLease } = await import("../lib/git/lease_guard.ts");
   await withEnv(async (dir) => {
     const { a } = await world(dir, ["a"]);
     const origin = join(dir, "origin.git");
-    const said: string[] = [];
-    const log = { step: (m: string) => void said.push(m) } as never;
-    let clock = Date.parse("2026-12-02T10:00:00Z");
-    const times = { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => clock };
-    await fetch(a);
-    const taken = await takeLease(a, "origin", "executor", holder("A"), TTL, new Date(clock));
-    assert.ok(taken.ok);
-    const role = new HeldRole(a, "origin", taken.held, log, times);
+    const t = await heldBy(a);
+    const { role, said } = t;
     try {
       // Overdue, and the remote is gone for a moment: the renewal fails, and so does the fetch
       // that would tell a lost lease from a remote that did not answer.
-      clock += 4 * 60_000;
+      t.clock += 4 * 60_000;
       await Deno.rename(origin, `${origin}.away`);
       await confirmLease();
       const push = await a.push("origin", "HEAD", "refs/heads/during-the-blip");
@@ -300,7 +307,7 @@ Deno.test("lease guard: a renewal that cannot reach the remote decides nothing: 
       await fetch(a);
       assert.equal(
         (await readLease(a, "executor"))?.lease?.expiresAt,
-        new Date(clock + TTL).toISOString(),
+        new Date(t.clock + TTL).toISOString(),
       );
     } finally {
       await role.release();

@@ -264,9 +264,9 @@ Deno.test("requireRoleProgram() HOLDs for a script whose #! line cannot run: a m
   assert.ok(err instanceof HoldError, String(err));
   assert.equal(
     err.message,
-    `Cannot start the executor: "${join(bin, "claude")}" (${
+    `Cannot start the executor: "${
       join(bin, "claude")
-    }) is there, but its first line (#!/usr/bin/env relay-fake-node) starts "relay-fake-node", which is not on PATH`,
+    }" is there, but its first line (#!/usr/bin/env relay-fake-node) starts "relay-fake-node", which is not on PATH`,
   );
   assert.match(
     err.next,
@@ -281,6 +281,8 @@ Deno.test("requireRoleProgram() HOLDs for a script whose #! line cannot run: a m
     "p.yaml",
   ).then(() => null, (e) => e);
   assert.ok(direct instanceof HoldError, String(direct));
+  // A name found on PATH: the HOLD says where.
+  assert.match(direct.message, /^Cannot start the reviewer: "direct" \(.*\/bin\/direct\) is there/);
   assert.match(
     direct.message,
     /its first line \(#!\/opt\/relay-no-such\/node --flag\) names \/opt\/relay-no-such\/node, which is not an executable file$/,

@@ -55,7 +55,7 @@ Deno.test("an executor script whose #!/usr/bin/env interpreter is not on PATH ho
     assert.equal(res.code, 3, res.stdout + res.stderr);
     assert.match(
       res.stderr,
-      /Cannot start the executor: ".*agent-cli" \(.*\) is there, but its first line \(#!\/usr\/bin\/env relay-fake-node\) starts "relay-fake-node", which is not on PATH/,
+      /Cannot start the executor: ".*agent-cli" is there, but its first line \(#!\/usr\/bin\/env relay-fake-node\) starts "relay-fake-node", which is not on PATH/,
     );
     assert.match(res.stderr, /set PATH in roles\.executor\.env of the operator profile/);
     assert.match(res.stderr, /No attempt was used/);

@@ -29,7 +29,9 @@ export async function requireProgram(
   const problem = found !== null && isAbsolute(found) ? startProblem(found, path) : null;
   if (problem !== null) {
     throw new HoldError(
-      `Cannot start the ${role}: "${program}" (${found}) is there, but ${problem}`,
+      `Cannot start the ${role}: "${program}"${
+        found === program ? "" : ` (${found})`
+      } is there, but ${problem}`,
       `Install what it needs, or set PATH in roles.${role}.env of the operator profile ` +
         `(${profilePath}) or in the crontab (PATH is ${path || "empty"}). ` +
         "No attempt was used; the next tick tries again.",

@@ -51,7 +51,8 @@ export interface LeaseAt {
 }
 
 export type TakeResult =
-  | { ok: true; held: LeaseAt & { lease: Lease } }
+  /** `before`: the lease the remote had when this one replaced it (null: none, or unreadable). */
+  | { ok: true; held: LeaseAt & { lease: Lease }; before: Lease | null }
   | { ok: false; holder: Lease | null; why: string };
 
 export function leaseRef(role: LeaseRole): string {
@@ -183,7 +184,7 @@ export async function takeLease(
     expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
   };
   const sha = await swap(git, remote, role, current?.sha ?? null, lease);
-  if (sha) return { ok: true, held: { sha, lease } };
+  if (sha) return { ok: true, held: { sha, lease }, before: current?.lease ?? null };
   // Someone moved it first: read who, for the busy line.
   await git.fetch(remote, { refspecs: RELAY_REFSPECS }).catch(() => {});
   const winner = await readLease(git, role);

@@ -9,15 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  AGENTS,
-  all,
-  brief,
-  exists,
-  makeScene,
-  type RelayResult,
-  type Scene,
-} from "./helpers/scene.ts";
+import { AGENTS, all, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
 
 const TASKS = 3;
 const MINUTES = 24;
@@ -501,97 +493,4 @@ Deno.test("split machines with forge: github: notes that could not be pushed kee
   const audit = await scene.relay(["audit"], { env: gh });
   assert.equal(audit.code, 0, all(audit));
   assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
-});
-
-/**
- * Ten minutes pass on the remote's lease: its expires-at is moved into the past, as the
- * crashed holder's would be by then (one more lease commit, parented on the old one).
- */
-async function expire(scene: Scene, role: "executor" | "reviewer"): Promise<void> {
-  const ref = `refs/relay/leases/${role}`;
-  const old = await scene.out(["rev-parse", ref], scene.origin);
-  const lease = JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
-  lease.expiresAt = new Date(Date.now() - 60_000).toISOString();
-  const tree = await scene.out(["rev-parse", `${old}^{tree}`], scene.origin);
-  const sha = await scene.out(
-    ["commit-tree", tree, "-p", old, "-m", JSON.stringify(lease)],
-    scene.origin,
-  );
-  await scene.git(scene.origin, ["update-ref", ref, sha, old]);
-}
-
-Deno.test("split machines: a machine killed mid-task holds the executor's lease until it expires; then another machine does the task, it merges once, and the killed machine back later runs no agent for it", async () => {
-  await using scene = await makeScene({ config: "machines: split\n" });
-  const { a, b, c, launches } = await oneBrief(
-    scene,
-    "Crash",
-    `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
-  );
-  // A is killed (SIGKILL, by relay's failpoint) with its attempt prepared, before any agent.
-  const killed = await tick(scene, a, "poll", { RELAY_FAILPOINT: "after-prepared" });
-  assert.equal(killed.code, 137, all(killed));
-  // Within the lease's time, C is busy.
-  const busy = await tick(scene, c, "poll");
-  assert.equal(busy.code, 0, all(busy));
-  assert.match(busy.stdout, /busy: executor lease held by /, all(busy));
-  await expire(scene, "executor");
-  // Past it, C takes the task: it ships, B merges it.
-  const took = await tick(scene, c, "poll");
-  assert.equal(took.code, 0, all(took));
-  assert.match(took.stdout, /shipped/, all(took));
-  const merged = await tick(scene, b, "review");
-  assert.equal(merged.code, 0, all(merged));
-  assert.match(
-    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
-    /^Merge task-1/,
-  );
-  // A comes back: its run is set aside (kept, not resumed), and no agent runs for the task.
-  const back = await tick(scene, a, "poll");
-  assert.equal(back.code, 0, all(back));
-  assert.match(
-    back.stderr,
-    /task 1: this machine's run (\S+) is set aside, not resumed: \S+ pid \d+ \(run \S+\) took the executor's lease after this machine's ran out/,
-    all(back),
-  );
-  const runId = /this machine's run (\S+) is set aside/.exec(back.stderr)![1]!;
-  const records = join(a.dir, ".git", "relay");
-  assert.ok(await exists(join(records, "runs", runId, "journal.json")), "the journal is archived");
-  assert.equal(await exists(join(records, "journal.json")), false, "no run is journaled");
-  assert.match(back.stdout, /idle: /, all(back));
-  const again = await tick(scene, a, "poll");
-  assert.equal(again.code, 0, all(again));
-  assert.match(again.stdout, /idle: /, all(again));
-  assert.deepEqual((await Deno.readTextFile(launches)).trim().split("\n"), ["task 1 C"]);
-  assert.equal(
-    (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin)).split("\n").length,
-    1,
-  );
-});
-
-Deno.test("split machines: a reviewer killed after its verdict holds the reviewer's lease until it expires; then another machine reviews and merges once, and the killed one back later merges nothing", async () => {
-  await using scene = await makeScene({ config: "machines: split\n" });
-  const { a, b, c } = await oneBrief(
-    scene,
-    "Review crash",
-    `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
-  );
-  assert.equal((await tick(scene, a, "poll")).code, 0);
-  const killed = await tick(scene, b, "review", { RELAY_FAILPOINT: "review-after-verdict" });
-  assert.equal(killed.code, 137, all(killed));
-  const busy = await tick(scene, c, "review");
-  assert.equal(busy.code, 0, all(busy));
-  assert.match(busy.stdout, /busy: reviewer lease held by /, all(busy));
-  await expire(scene, "reviewer");
-  const took = await tick(scene, c, "review");
-  assert.equal(took.code, 0, all(took));
-  const merges = () => scene.out(["log", "--merges", "--format=%s", "main"], scene.origin);
-  assert.match(await merges(), /^Merge task-1/, all(took));
-  // B back: it sees C's merge for what it is, and neither merges again nor holds.
-  const back = await tick(scene, b, "review");
-  assert.equal(back.code, 0, all(back));
-  assert.match(back.stderr, /task 1: task-1 was merged by relay on another machine/, all(back));
-  const again = await tick(scene, b, "review");
-  assert.equal(again.code, 0, all(again));
-  assert.match(again.stdout, /task 1 is merged; nothing to promote/, all(again));
-  assert.equal((await merges()).split("\n").length, 1);
 });

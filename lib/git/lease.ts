@@ -51,8 +51,7 @@ export interface LeaseAt {
 }
 
 export type TakeResult =
-  /** `before`: the lease the remote had when this one replaced it (null: none, or unreadable). */
-  | { ok: true; held: LeaseAt & { lease: Lease }; before: Lease | null }
+  | { ok: true; held: LeaseAt & { lease: Lease } }
   | { ok: false; holder: Lease | null; why: string };
 
 export function leaseRef(role: LeaseRole): string {
@@ -184,7 +183,7 @@ export async function takeLease(
     expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
   };
   const sha = await swap(git, remote, role, current?.sha ?? null, lease);
-  if (sha) return { ok: true, held: { sha, lease }, before: current?.lease ?? null };
+  if (sha) return { ok: true, held: { sha, lease } };
   // Someone moved it first: read who, for the busy line.
   await git.fetch(remote, { refspecs: RELAY_REFSPECS }).catch(() => {});
   const winner = await readLease(git, role);

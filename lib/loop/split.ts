@@ -41,10 +41,8 @@ import { hostname } from "../state/lock.ts";
 import { machineId, mayBeSplit } from "../state/machines.ts";
 import { BRIEF_FILE, CONFIG_FILE, type StatePaths } from "../state/paths.ts";
 import { readTextOrNull } from "../state/json_file.ts";
-import { readJournal } from "../state/journal.ts";
 import { runId } from "../state/run_id.ts";
 import { readStatus } from "../protocol/status_line.ts";
-import { abandonRun } from "./abandon.ts";
 import { commitReviewerPaperwork, mainAhead, pushMain, syncMain } from "./paperwork.ts";
 
 /**
@@ -223,7 +221,7 @@ export async function takeRole(
   role: LeaseRole,
   log: Log,
   times: LeaseTimes = LEASE_TIMES,
-): Promise<{ busy: string } | { role: HeldRole; before: Lease | null }> {
+): Promise<{ busy: string } | { role: HeldRole }> {
   const holder = {
     machine: machineId(repo.commonDir),
     host: hostname(),
@@ -238,17 +236,7 @@ export async function takeRole(
         : `busy: ${role} lease taken by another machine just now`,
     };
   }
-  return { role: new HeldRole(git, config.remote, res.held, log, times), before: res.before };
-}
-
-/**
- * Whether another machine held the role since this one last did: the lease this tick took
- * was another machine's (released or run out). This machine keeps its lease while it has a
- * run journaled, so a journal here and such a lease mean this machine was stopped past the
- * lease's time and another machine took the task on meanwhile.
- */
-export function heldElsewhere(before: Lease | null, machine: string): Lease | null {
-  return before !== null && before.holder.machine !== machine ? before : null;
+  return { role: new HeldRole(git, config.remote, res.held, log, times) };
 }
 
 /**
@@ -276,8 +264,6 @@ export async function startExecutor(
   const taken = await takeRole(git, config, repo, "executor", log);
   if ("busy" in taken) return taken;
   try {
-    const other = heldElsewhere(taken.before, machineId(repo.commonDir));
-    if (journaled && other) await setAsideSuperseded(state, other, log);
     await syncMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),
       log,
@@ -288,28 +274,6 @@ export async function startExecutor(
     throw err;
   }
   return taken;
-}
-
-/**
- * The attempt journaled here when another machine took the executor's lease after this
- * one's ran out: that machine did the task (or is doing it, or gave it up), so this one
- * must not resume it — its agent would redo a task that may be merged by now. The run is
- * set aside as abandoned (lib/loop/abandon.ts: its turn's commits anchored, its journal
- * archived, the attempt recorded as failed), nothing deleted, and the tick goes on as if
- * it had none: the brief on the remote's main says what there is to do.
- */
-async function setAsideSuperseded(state: StatePaths, other: Lease, log: Log): Promise<void> {
-  const journal = await readJournal(state.journal);
-  if (!journal) return;
-  const why = `superseded: ${describeHolder(other)} took the executor's lease after this ` +
-    "machine's ran out (this one was stopped longer than the lease lasts)";
-  await abandonRun(state, journal, why);
-  log.step(
-    `task ${journal.task}: this machine's run ${journal.runId} is set aside, not resumed: ` +
-      `${describeHolder(other)} took the executor's lease after this machine's ran out, so ` +
-      `that machine has the task. The run's journal: ${join(state.runs, journal.runId)}; ` +
-      `its turn's commits, if any: refs/relay/anchors/task-${journal.task}/${journal.runId}-*`,
-  );
 }
 
 /**

@@ -9,7 +9,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, all, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import {
+  AGENTS,
+  all,
+  brief,
+  exists,
+  makeScene,
+  type RelayResult,
+  type Scene,
+} from "./helpers/scene.ts";
 
 const TASKS = 3;
 const MINUTES = 24;
@@ -493,4 +501,49 @@ Deno.test("split machines with forge: github: notes that could not be pushed kee
   const audit = await scene.relay(["audit"], { env: gh });
   assert.equal(audit.code, 0, all(audit));
   assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
+});
+
+/**
+ * Ten minutes pass on the remote's lease: its expires-at is moved into the past, as the
+ * crashed holder's would be by then (a lease commit like the holder's, with only that changed).
+ */
+async function expire(scene: Scene, role: "executor" | "reviewer"): Promise<void> {
+  const ref = `refs/relay/leases/${role}`;
+  const old = await scene.out(["rev-parse", ref], scene.origin);
+  const lease = JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
+  lease.expiresAt = new Date(Date.now() - 60_000).toISOString();
+  const tree = await scene.out(["rev-parse", `${old}^{tree}`], scene.origin);
+  const sha = await scene.out(["commit-tree", tree, "-m", JSON.stringify(lease)], scene.origin);
+  await scene.git(scene.origin, ["update-ref", ref, sha, old]);
+}
+
+Deno.test("split machines: a reviewer killed after its verdict holds the reviewer's lease until it expires; another machine then merges once, and the killed one back lets the lease go", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c } = await oneBrief(
+    scene,
+    "Review crash",
+    `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
+  );
+  assert.equal((await tick(scene, a, "poll")).code, 0);
+  // B is killed (SIGKILL, by relay's failpoint) with its verdict recorded, its journal left.
+  const killed = await tick(scene, b, "review", { RELAY_FAILPOINT: "review-after-verdict" });
+  assert.equal(killed.code, 137, all(killed));
+  const busy = await tick(scene, c, "review");
+  assert.equal(busy.code, 0, all(busy));
+  assert.match(busy.stdout, /busy: reviewer lease held by /, all(busy));
+  await expire(scene, "reviewer");
+  const took = await tick(scene, c, "review");
+  assert.equal(took.code, 0, all(took));
+  const merges = () => scene.out(["log", "--merges", "--format=%s", "main"], scene.origin);
+  assert.match(await merges(), /^Merge task-1/, all(took));
+  // B back: it sees C's merge for what it is, merges nothing, and its stale journal (the
+  // verdict is on its record) no longer keeps the reviewer's lease here.
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(back.stderr, /task 1: task-1 was merged by relay on another machine/, all(back));
+  assert.equal(await exists(join(b.dir, ".git", "relay", "review-journal.json")), false);
+  const next = await tick(scene, c, "review");
+  assert.equal(next.code, 0, all(next));
+  assert.doesNotMatch(next.stdout, /busy: reviewer lease/, all(next));
+  assert.equal((await merges()).split("\n").length, 1);
 });

@@ -147,7 +147,8 @@ async function asSplitReviewer<R extends ReviewResult>(
 }
 
 /**
- * A review turn still journaled here (interrupted) or a HOLD here keeps the lease (split.ts
+ * A review turn still journaled here (interrupted, its outcome not on record) or a HOLD here
+ * keeps the lease (split.ts
  * letGo); so do notes written here
  * and not pushed yet: another machine tells relay's merge from a person's by the note on the
  * head (lib/loop/effects/observe.ts), so it must not review before that note is on the remote.
@@ -161,6 +162,11 @@ async function endReview(
   const { NOTES_UNPUSHED } = await import("./notes.ts");
   const { letGo } = await import("./split.ts");
   const unpushed = (await readTextOrNull(join(state.dir, NOTES_UNPUSHED))) !== null;
+  // A turn whose tick died after its outcome was recorded left its journal: when this tick
+  // ran no turn (the PR merged meanwhile on another machine), nothing else clears it, and it
+  // would keep the lease here for good.
+  const { clearRecordedReviewJournal } = await import("./review_journal.ts");
+  await clearRecordedReviewJournal(state);
   await letGo(role, state, state.reviewJournal, unpushed);
 }
 

@@ -7,6 +7,7 @@
  * start a second reviewer beside it (orphanTurn in lib/agents/orphan.ts decides).
  */
 import { readJson, removeFile, writeJson } from "../state/json_file.ts";
+import type { StatePaths } from "../state/paths.ts";
 
 export interface ReviewJournal {
   version: 1;
@@ -39,6 +40,32 @@ export async function writeReviewJournal(path: string, journal: ReviewJournal): 
 
 export async function clearReviewJournal(path: string): Promise<void> {
   await removeFile(path);
+}
+
+/**
+ * Whether the turn `journal` names has its outcome on the task's record (a verdict, a void or
+ * a stage's receipt of that run): the turn ended and was accounted for, and only the tick that
+ * wrote it died before it cleared the journal. Such a journal is stale: nothing is uncertain.
+ */
+export async function outcomeRecorded(state: StatePaths, journal: ReviewJournal): Promise<boolean> {
+  const { readReview } = await import("../state/tasks.ts");
+  const record = await readReview(state, journal.task, `task-${journal.task}`);
+  return record.verdicts.some((v) => v.runId === journal.runId) ||
+    record.voids.some((v) => v.runId === journal.runId) ||
+    (record.stages ?? []).some((r) => r.runId === journal.runId);
+}
+
+/**
+ * Clears the review journal when its turn's outcome is on record (`outcomeRecorded`), so a
+ * stale journal does not keep the reviewer's lease (`machines: split`) on a machine whose
+ * tick found no turn to run. A journal of a turn not accounted for is left to the next turn's
+ * settleOrphanReviewer.
+ */
+export async function clearRecordedReviewJournal(state: StatePaths): Promise<void> {
+  const journal = await readReviewJournal(state.reviewJournal);
+  if (journal && await outcomeRecorded(state, journal)) {
+    await clearReviewJournal(state.reviewJournal);
+  }
 }
 
 /**

@@ -78,13 +78,7 @@ export async function settleOrphanReviewer(
     }
     let why = "interrupted";
     // Its outcome made it onto the record before the tick died: nothing is uncertain.
-    const { readReview } = await import("../../state/tasks.ts");
-    const record = await readReview(tick.state, orphan.task, `task-${orphan.task}`);
-    if (
-      record.verdicts.some((v) => v.runId === orphan.runId) ||
-      record.voids.some((v) => v.runId === orphan.runId) ||
-      (record.stages ?? []).some((r) => r.runId === orphan.runId)
-    ) {
+    if (await rj.outcomeRecorded(tick.state, orphan)) {
       await rj.clearReviewJournal(tick.state.reviewJournal);
       return undefined;
     }

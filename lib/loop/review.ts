@@ -148,10 +148,9 @@ async function asSplitReviewer<R extends ReviewResult>(
 
 /**
  * A review turn still journaled here (interrupted, its outcome not on record) or a HOLD here
- * keeps the lease (split.ts
- * letGo); so do notes written here
- * and not pushed yet: another machine tells relay's merge from a person's by the note on the
- * head (lib/loop/effects/observe.ts), so it must not review before that note is on the remote.
+ * keeps the lease (split.ts letGo); so do notes written here and not pushed yet: another
+ * machine tells relay's merge from a person's by the note on the head
+ * (lib/loop/effects/observe.ts), so it must not review before that note is on the remote.
  * This machine's next tick renews the lease and pushes them. Otherwise the lease is let go.
  */
 async function endReview(

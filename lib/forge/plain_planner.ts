@@ -4,6 +4,7 @@
  * force — a push that only lands when main is still the parent it was built
  * on, which is the compare-and-swap. Nothing touches a working tree.
  */
+import { readRefFile } from "../git/discover.ts";
 import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
 import { HoldError, RetryError } from "../errors.ts";
 import {
@@ -39,6 +40,11 @@ export class PlainPlannerForge implements PlannerForge {
     private readonly prsDir: string,
     /** `machines: split`: the records are refs on the remote (lib/forge/remote_records.ts). */
     private readonly records?: RemoteRecords,
+    /**
+     * The git common dir: a branch's head is then read from its ref file, with no process
+     * (`relay gate` asks once, after its fetch); else, or when the file says nothing, git.
+     */
+    private readonly commonDir?: string,
   ) {}
 
   async find(branch: string): Promise<PrStatus | null> {
@@ -47,7 +53,9 @@ export class PlainPlannerForge implements PlannerForge {
       : await readJson<PlainPrRecord>(plainPrPath(this.prsDir, branch));
     if (!record) return null;
     // The forge's head is what the remote has for the branch now.
-    const head = await this.git.resolve(`refs/remotes/${this.remote}/${branch}`);
+    const ref = `refs/remotes/${this.remote}/${branch}`;
+    const head = (this.commonDir !== undefined ? readRefFile(this.commonDir, ref) : null) ??
+      await this.git.resolve(ref);
     return { ...toStatus(record), head: head ?? record.head };
   }
 

@@ -10,11 +10,13 @@ export async function plannerForge(
   config: RepoConfig,
   git: Git,
   prsDir: string,
+  /** The git common dir, for a command that reads a branch's head once (PlainPlannerForge). */
+  commonDir?: string,
 ): Promise<PlannerForge> {
   if (config.forge === "github") {
     const { GitHubPlannerForge } = await import("./github_planner.ts");
     return new GitHubPlannerForge(git.cwd, config.timeouts.networkMs);
   }
   const records = config.machines === "split" ? new RemoteRecords(git, config.remote) : undefined;
-  return new PlainPlannerForge(git, config.remote, config.main, prsDir, records);
+  return new PlainPlannerForge(git, config.remote, config.main, prsDir, records, commonDir);
 }

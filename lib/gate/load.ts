@@ -92,7 +92,7 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
   const forgeLoading = opts.forge
     ? Promise.resolve(opts.forge)
     : import("../forge/planner_forge.ts").then(({ plannerForge }) =>
-      plannerForge(config, git, statePaths(opts.commonDir).prs)
+      plannerForge(config, git, statePaths(opts.commonDir).prs, opts.commonDir)
     );
   forgeLoading.catch(() => {});
   // Main, the report and the brief in one git call. A file is read only as a blob, with

@@ -30,8 +30,12 @@ export interface DiffEntry {
 
 const HEADER = /^:([0-7]{6}) ([0-7]{6}) ([0-9a-f]+) ([0-9a-f]+) ([ACDMRTUX])(\d*)$/;
 
-/** The header of what most of a big PR is: a plain file changed in place. */
-const PLAIN_MODIFIED = /:100644 100644 [0-9a-f]+ [0-9a-f]+ M\0/y;
+/**
+ * The header of what most of a big PR is, a plain file changed in place: this opening, then
+ * `HEX_PAIR_MODIFIED` (the opening is looked for first, without a RegExp call: cheaper).
+ */
+const PLAIN_OPENING = ":100644 100644 ";
+const HEX_PAIR_MODIFIED = /[0-9a-f]+ [0-9a-f]+ M\0/y;
 
 /**
  * `git diff --raw -z` output read field by field, as `out.split("\0")` would cut it: each
@@ -69,9 +73,10 @@ class RawDiffReader {
    * its path; nothing is read until `skip`. Null for any other entry, or none.
    */
   peekPlain(): { path: string; next: number } | null {
-    PLAIN_MODIFIED.lastIndex = this.#at;
-    if (!PLAIN_MODIFIED.test(this.out)) return null;
-    const start = PLAIN_MODIFIED.lastIndex;
+    if (!this.out.startsWith(PLAIN_OPENING, this.#at)) return null;
+    HEX_PAIR_MODIFIED.lastIndex = this.#at + PLAIN_OPENING.length;
+    if (!HEX_PAIR_MODIFIED.test(this.out)) return null;
+    const start = HEX_PAIR_MODIFIED.lastIndex;
     let end = this.out.indexOf("\0", start);
     if (end < 0) end = this.out.length;
     if (end === start) return null; // no path: next() says so

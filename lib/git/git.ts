@@ -359,6 +359,9 @@ export class Git {
       "--quiet",
       "--prune",
       "--no-tags",
+      // relay reads refs, never a submodule's commits; and with recursion on, git reads the
+      // whole index first to find the submodules (~5 ms for 10,000 files, every fetch).
+      "--no-recurse-submodules",
       ...(opts.maintenance === false ? ["--no-auto-maintenance"] : []),
       "--",
       remote,

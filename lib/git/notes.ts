@@ -172,7 +172,15 @@ export const NOTES_FETCH_REFSPEC = `+${NOTES_REF}*:${REMOTE_NOTES_REF}*`;
  */
 export async function fetchNotes(git: Git, remote: string): Promise<boolean> {
   const res = await git.run(
-    ["fetch", "--quiet", "--no-tags", "--", remote, `+${NOTES_REF}:${REMOTE_NOTES_REF}`],
+    [
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--no-recurse-submodules",
+      "--",
+      remote,
+      `+${NOTES_REF}:${REMOTE_NOTES_REF}`,
+    ],
     { allowFail: true, timeoutMs: git.networkTimeoutMs },
   );
   if (res.code === 0) return true;

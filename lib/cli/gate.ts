@@ -63,7 +63,12 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
         commonDir: repo.commonDir,
         config,
         ...(task !== undefined ? { task } : {}),
-        ...(guess ? { started: guess } : {}),
+        ...(guess
+          ? {
+            started: guess,
+            mainRead: { base: guess.base, objects: guess.reading.then((r) => r.slice(1)) },
+          }
+          : {}),
       });
     } catch (err) {
       if (!(err instanceof NothingToGate)) throw err;
@@ -123,7 +128,10 @@ async function guessChecks(
     const base = readRefFile(commonDir, `refs/remotes/${config.remote}/${config.main}`);
     const head = readRefFile(commonDir, `refs/remotes/${config.remote}/${open[0]!.branch}`);
     if (base === null || head === null) return undefined;
-    return (await checks).prepareChecks(git, config, base, head);
+    // Main's report and brief come in the head commit's read: after the fetch, the gate reads
+    // nothing more when main did not move.
+    const { mainObjects } = await import("../gate/load.ts");
+    return (await checks).prepareChecks(git, config, base, head, mainObjects(base));
   } catch {
     return undefined; // a guess: what goes wrong here is found again, and said, by the gate
   }

@@ -49,7 +49,7 @@ export interface GateInput {
 export interface PreparedChecks {
   base: string;
   head: string;
-  /** The head commit (its tree, for the evidence check). */
+  /** The head commit (its tree, for the evidence check), then the objects `also` named. */
   reading: Promise<(GitObject | null)[]>;
   checking: Promise<[scope: GateCheck, mergeable: GateCheck]>;
   /** Resolves once every git process of it has ended, however it ended. */
@@ -57,21 +57,23 @@ export interface PreparedChecks {
 }
 
 /**
- * Starts the git work of the checks for `head` onto `base`: the head commit's read, the
- * scope diff and the merge-tree, side by side. Its failures surface where runGate awaits.
+ * Starts the git work of the checks for `head` onto `base`: the head commit's read (with the
+ * objects `also` names, in the same `git cat-file --batch`), the scope diff and the
+ * merge-tree, side by side. Its failures surface where runGate awaits.
  */
 export function prepareChecks(
   git: Git,
   config: ScopeConfig,
   base: string,
   head: string,
+  also: readonly string[] = [],
 ): PreparedChecks {
   // The scope diff first: it takes longest.
   const checking = Promise.all([
     scopeCheck(git, config, base, head),
     mergeableCheck(git, base, head),
   ]);
-  const reading = git.readObjects([`${head}^{commit}`]);
+  const reading = git.readObjects([`${head}^{commit}`, ...also]);
   reading.catch(() => {});
   checking.catch(() => {});
   const settled = Promise.allSettled([reading, checking]).then(() => {});

@@ -8,7 +8,7 @@ import type { RepoConfig } from "../config/repo_load.ts";
 import { InputError } from "../errors.ts";
 import type { PlannerForge } from "../forge/types.ts";
 import type { Git, GitObject } from "../git/git.ts";
-import { FULL_ID } from "../git/discover.ts";
+import { FULL_ID, readRefFile } from "../git/discover.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
@@ -34,6 +34,16 @@ export interface LoadGateOptions {
    * lets them end).
    */
   started?: PreparedChecks;
+  /**
+   * Main's commit, report and brief (MAIN_OBJECTS), read by the caller before its fetch ended,
+   * at `base`: used when the fetch left main there, so no read waits on the fetch.
+   */
+  mainRead?: { base: string; objects: Promise<(GitObject | null)[]> };
+}
+
+/** What the gate reads of main at `rev`, in one git call: the commit, the report, the brief. */
+export function mainObjects(rev: string): string[] {
+  return [`${rev}^{commit}`, `${rev}:${REPORT_FILE}`, `${rev}:${BRIEF_FILE}`];
 }
 
 /**
@@ -95,13 +105,16 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
       plannerForge(config, git, statePaths(opts.commonDir).prs, opts.commonDir)
     );
   forgeLoading.catch(() => {});
-  // Main, the report and the brief in one git call. A file is read only as a blob, with
-  // no filters and no textconv.
-  const [mainCommit, reportBlob, briefBlob] = await git.readObjects([
-    `${mainRef}^{commit}`,
-    `${mainRef}:${REPORT_FILE}`,
-    `${mainRef}:${BRIEF_FILE}`,
-  ]);
+  // Main, the report and the brief in one git call — or none, when the caller read them at the
+  // commit the fetch left main at (a ref file says, no process). A file is read only as a
+  // blob, with no filters and no textconv.
+  const early = opts.mainRead !== undefined &&
+      readRefFile(opts.commonDir, mainRef) === opts.mainRead.base
+    ? await opts.mainRead.objects.catch(() => undefined)
+    : undefined;
+  const [mainCommit, reportBlob, briefBlob] = early?.length === 3
+    ? early
+    : await git.readObjects(mainObjects(mainRef));
   const blob = (o: GitObject | null | undefined) => o?.type === "blob" ? o.content : null;
   const originMain = mainCommit?.oid ?? null;
   if (originMain === null) {

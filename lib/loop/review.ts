@@ -125,7 +125,7 @@ async function asSplitReviewer<R extends ReviewResult>(
   await using poll = await waitLock(state.pollLock, "review", { waitMs: SPLIT_POLL_WAIT_MS });
   if (!poll) return { kind: "busy", message: "busy: relay poll is running on this machine" };
   const { publishReviewerPaperwork, startReviewer } = await import("./split.ts");
-  const start = await startReviewer(split, opts.repo, state, opts.log);
+  const start = await startReviewer(split, opts.repo, state, opts.log, opts.say);
   if ("busy" in start) return { kind: "busy", message: start.busy };
   let result: R;
   try {

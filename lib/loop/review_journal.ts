@@ -24,6 +24,14 @@ export interface ReviewJournal {
   /** Which reviewer-side turn it is: "reviewer", or a stage (plan, polish, docs, security). */
   role?: string;
   /**
+   * The PR head the turn judges, its branch and the brief whose report it reads (a fix brief
+   * has its own number). Absent in journals written before they were kept. `machines: split`
+   * compares them with the remote, to tell a turn whose round another machine settled.
+   */
+  head?: string;
+  branch?: string;
+  brief?: number;
+  /**
    * Set when a later tick found the reviewer gone with no tick watching it: an
    * uncertain turn, kept here (and named by the HOLD) until a person decides.
    */

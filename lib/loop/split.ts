@@ -306,12 +306,17 @@ async function taskHold(state: StatePaths): Promise<boolean> {
   }
 }
 
-/** The reviewer's start in split mode: one fetch, the lease, its own paperwork caught up. */
+/**
+ * The reviewer's start in split mode: one fetch, the lease, its own paperwork caught up, and
+ * a turn this machine's killed tick left whose round another machine settled meanwhile made
+ * void (lib/loop/review_stale.ts; `say` tells of it, also under --quiet).
+ */
 export async function startReviewer(
   config: RepoConfig,
   repo: RepoPaths,
   state: StatePaths,
   log: Log,
+  say: (line: string) => void = (line) => log.step(line),
 ): Promise<{ busy: string } | { role: HeldRole }> {
   const git = new Git(repo.root, config.timeouts.networkMs);
   await fetchAll(git, config.remote);
@@ -323,6 +328,19 @@ export async function startReviewer(
     // Paperwork a previous tick committed but could not push (an unreachable remote).
     if (await mainAhead(git, config.remote, config.main)) {
       await pushMain(git, config.remote, config.main, { aside, log });
+    }
+    // Only a turn journaled here can be stale; a tick without one (the common case) loads
+    // nothing more.
+    if ((await readTextOrNull(state.reviewJournal)) !== null) {
+      const { voidStaleReviewTurn } = await import("./review_stale.ts");
+      await voidStaleReviewTurn({
+        git,
+        remote: config.remote,
+        state,
+        commonDir: repo.commonDir,
+        log,
+        say,
+      });
     }
   } catch (err) {
     await letGo(taken.role, state, state.reviewJournal);

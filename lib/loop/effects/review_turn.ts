@@ -428,6 +428,9 @@ async function dispatchReviewer(
             ...(deadline !== undefined ? { deadline } : {}),
             worktree,
             role: who,
+            head: pr.head,
+            branch: pr.branch,
+            brief: s.report.task,
           });
           failpoint(stage ? `${stage}-running` : "reviewer-running");
         },

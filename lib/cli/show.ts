@@ -205,6 +205,12 @@ export function describe(e: LogEntry): string[] {
       return [
         `resumed by a person: ${cut(d.reason)}${d.outcome ? ` (${cut(d.outcome, 60)})` : ""}`,
       ];
+    case "set-aside":
+      return [
+        `run set aside after step ${s(d.step)}, not resumed: ${cut(d.reason)}${
+          d.branch ? ` (kept on ${s(d.branch)})` : ""
+        }`,
+      ];
     case "noted":
       return [`note from a person for the next turn: ${cut(d.text)}`];
     case "accepted":

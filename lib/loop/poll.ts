@@ -82,7 +82,10 @@ export async function runPollTick(opts: PollOptions): Promise<TickResult> {
   const split = await splitConfig(opts.repo.root);
   if (!split) return await pollTick(opts, state);
   const { letGo, startExecutor } = await import("./split.ts");
-  const start = await startExecutor(split, opts.repo, state, opts.log);
+  const start = await startExecutor(split, opts.repo, state, opts.log, {
+    say: opts.say,
+    profileFlag: opts.profileFlag,
+  });
   if ("idle" in start) return { kind: "idle", message: start.idle };
   if ("busy" in start) return { kind: "busy", message: start.busy };
   let result: TickResult | undefined;

@@ -250,20 +250,38 @@ export async function startExecutor(
   repo: RepoPaths,
   state: StatePaths,
   log: Log,
+  tick: { say?: ((line: string) => void) | undefined; profileFlag?: string | undefined } = {},
 ): Promise<{ idle: string } | { busy: string } | { role: HeldRole }> {
   const git = new Git(repo.root, config.timeouts.networkMs);
   await fetchAll(git, config.remote);
   const journaled = (await readTextOrNull(state.journal)) !== null;
+  // A set-aside a killed tick began (lib/loop/supersede.ts) is finished, journal or not.
+  const asideBegun = (await readTextOrNull(state.setAside)) !== null;
   const here = await readTextOrNull(join(repo.root, BRIEF_FILE));
   const remoteMain = `refs/remotes/${config.remote}/${config.main}`;
   const there = await git.run(["show", `${remoteMain}:${BRIEF_FILE}`], { allowFail: true });
   const open = (text: string | null) => text !== null && readStatus(text) === "OPEN";
-  if (!journaled && !open(here) && !(there.code === 0 && open(there.stdout))) {
+  if (!journaled && !asideBegun && !open(here) && !(there.code === 0 && open(there.stdout))) {
     return { idle: `idle: ${BRIEF_FILE} is not OPEN on ${config.remote}/${config.main}` };
   }
   const taken = await takeRole(git, config, repo, "executor", log);
   if ("busy" in taken) return taken;
   try {
+    if (journaled || asideBegun) {
+      // A run journaled here that another machine did meanwhile (this one was stopped past
+      // its lease) is set aside, not resumed: decided from what the fetch shows of the remote.
+      const { settleSuperseded } = await import("./supersede.ts");
+      const { profilePath } = await import("../config/profile_load.ts");
+      await settleSuperseded({
+        git,
+        config,
+        repo,
+        state,
+        log,
+        say: tick.say,
+        profilePath: profilePath(tick.profileFlag),
+      });
+    }
     await syncMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),
       log,

@@ -28,6 +28,11 @@ export interface StatePaths {
   reviews: string;
   /** The reviewer tick's journal. */
   reviewJournal: string;
+  /**
+   * `machines: split`: a journaled run another machine did instead, being set aside
+   * (lib/loop/supersede.ts). Written before anything is done, removed once it is all done.
+   */
+  setAside: string;
 }
 
 export function statePaths(commonDir: string): StatePaths {
@@ -44,6 +49,7 @@ export function statePaths(commonDir: string): StatePaths {
     prs: join(dir, "prs"),
     reviews: join(dir, "reviews"),
     reviewJournal: join(dir, "review-journal.json"),
+    setAside: join(dir, "set-aside.json"),
   };
 }
 

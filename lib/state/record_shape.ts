@@ -56,7 +56,12 @@ function loose(required: Record<string, Check>): Check {
 }
 
 const attempt = object(
-  { runId: str, brief: str, started: str, result: oneOf("shipped", "failed", "blocked") },
+  {
+    runId: str,
+    brief: str,
+    started: str,
+    result: oneOf("shipped", "failed", "blocked", "superseded"),
+  },
   { reason: str },
 );
 const receipt = object(

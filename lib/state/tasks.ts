@@ -32,7 +32,11 @@ export interface Attempt {
   /** sha256 of the brief the attempt worked on: an edited brief starts a fresh count. */
   brief: string;
   started: string;
-  result: "shipped" | "failed" | "blocked";
+  /**
+   * "superseded": a run set aside because another machine did the task meanwhile (split
+   * machines, lib/loop/supersede.ts). Not a failure: failedAttempts does not count it.
+   */
+  result: "shipped" | "failed" | "blocked" | "superseded";
   reason?: string;
 }
 
@@ -464,7 +468,7 @@ export async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown)
     runId: z.string(),
     brief: z.string(),
     started: z.string(),
-    result: z.enum(["shipped", "failed", "blocked"]),
+    result: z.enum(["shipped", "failed", "blocked", "superseded"]),
     reason: z.string().optional(),
   });
   const receipt = z.object({

@@ -94,6 +94,11 @@ export interface EventDetails {
   rejected: { digest: string; head: string; reason: string | null };
   /** `reason` is the reason of the HOLD that was cleared. */
   resumed: { reason: string; outcome?: string };
+  /**
+   * A run journaled on a machine stopped past its lease, set aside (not resumed) because the
+   * remote shows another machine worked the task: where its branch and worktree went.
+   */
+  "set-aside": { reason: string; step: string; branch?: string; worktree?: string };
 }
 
 export type EventName = keyof EventDetails;

@@ -1,0 +1,238 @@
+/**
+ * `machines: split`: a machine stopped mid-attempt (SIGKILL, by relay's failpoints) past its
+ * executor lease, while another machine did the task. Back, it decides from what the remote
+ * shows, never from who held the lease: a run the remote shows someone else worked is set
+ * aside (anchored, moved, renamed, not counted) without an agent turn; a run whose branch is
+ * pushed is finished; a run nobody else touched is resumed. Machines A and C poll, B reviews
+ * (and is where a person queues briefs), all over one bare origin.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { all, exists, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import {
+  briefs,
+  expire,
+  launched,
+  type Machine,
+  tick,
+  worktreeRoot,
+} from "./helpers/split_machines.ts";
+import type { TaskRecord } from "../lib/state/tasks.ts";
+
+const SET_ASIDE =
+  /task 1: set aside this machine's run (\S+) \(stopped after step "([a-z-]+)"\), not resumed: the remote shows another machine worked task 1: /;
+
+/** A's run on task 1 is killed (exit 137) after `step`; its lease then runs out. */
+async function killA(scene: Scene, a: Machine, step: string): Promise<void> {
+  const killed = await tick(scene, a, "poll", { RELAY_FAILPOINT: `after-${step}` });
+  assert.equal(killed.code, 137, all(killed));
+  await expire(scene, "executor");
+}
+
+/** One tick that must exit 0 and say `expect` (stdout or stderr). */
+async function step(
+  scene: Scene,
+  m: Machine,
+  command: "poll" | "review",
+  expect: RegExp,
+  opts: { env?: Record<string, string>; args?: string[] } = {},
+): Promise<RelayResult> {
+  const res = await tick(scene, m, command, opts.env, opts.args);
+  assert.equal(res.code, 0, `${m.name} ${command}: ${all(res)}`);
+  assert.match(res.stdout + res.stderr, expect, `${m.name} ${command}: ${all(res)}`);
+  assert.doesNotMatch(res.stderr, /HOLD/, `${m.name} ${command}: ${all(res)}`);
+  return res;
+}
+
+/** The merges on the origin's main, newest first. */
+async function merges(scene: Scene): Promise<string[]> {
+  return (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin))
+    .split("\n").filter((l) => l !== "");
+}
+
+/** Machine m's record of task `task` (attempts by round). */
+async function record(m: Machine, task = 1): Promise<TaskRecord> {
+  return JSON.parse(
+    await Deno.readTextFile(join(m.dir, ".git", "relay", "tasks", `${task}.json`)),
+  );
+}
+
+/** The results of machine m's attempts on task 1's first round, in order. */
+async function results(m: Machine): Promise<string[]> {
+  return (await record(m)).rounds[0]!.attempts.map((a) => a.result);
+}
+
+/** A ref of machine m's clone, or null. */
+async function refOf(scene: Scene, m: Machine, ref: string): Promise<string | null> {
+  const res = await scene.git(m.dir, ["rev-parse", "--verify", "--quiet", ref], true);
+  return res.code === 0 ? res.stdout.trim() : null;
+}
+
+/**
+ * What a set-aside must leave on machine m for run `runId`: no journal and no decision pending,
+ * the journal archived, the attempt recorded as superseded (not failed), the branch renamed,
+ * the worktree moved (not removed), the anchors in place, the timeline told.
+ */
+async function assertSetAside(scene: Scene, m: Machine, runId: string): Promise<void> {
+  const records = join(m.dir, ".git", "relay");
+  assert.equal(await exists(join(records, "journal.json")), false, "no run is journaled");
+  assert.equal(await exists(join(records, "set-aside.json")), false, "no set-aside pending");
+  assert.ok(await exists(join(records, "runs", runId, "journal.json")), "the journal is archived");
+  const attempts = (await record(m)).rounds[0]!.attempts;
+  assert.deepEqual(attempts.map((a) => [a.runId, a.result]), [[runId, "superseded"]]);
+  assert.ok(await refOf(scene, m, `refs/heads/relay-aside/task-1/${runId}`), "branch renamed");
+  assert.equal(await refOf(scene, m, "refs/heads/task-1"), null, "no stale task-1 left");
+  assert.ok(await refOf(scene, m, `refs/relay/anchors/task-1/${runId}-before`));
+  const moved = join(worktreeRoot(scene, m.name), ".relay-aside", `task-1-${runId}`);
+  assert.ok(await exists(join(moved, "README.md")), `worktree moved to ${moved}`);
+  assert.equal(await exists(join(worktreeRoot(scene, m.name), "task-1")), false);
+  const events = (await Deno.readTextFile(join(records, "tasks", "1.events.jsonl")))
+    .trim().split("\n").map((l) => JSON.parse(l));
+  const aside = events.filter((e) => e.event === "set-aside");
+  assert.equal(aside.length, 1, JSON.stringify(aside));
+  assert.equal(aside[0].run, runId);
+}
+
+/** A killed after prepared; C takes the expired lease, ships task 1, and B merges it. */
+async function doneElsewhere(scene: Scene, titles = ["Crash"]) {
+  const machines = await briefs(scene, titles);
+  const { a, b, c } = machines;
+  await killA(scene, a, "prepared");
+  await step(scene, c, "poll", /task 1 shipped/);
+  await step(scene, b, "review", /task 1 merged/);
+  return machines;
+}
+
+Deno.test("split machines: a machine killed at prepared, whose task another machine then did and merged, sets its run aside when back: no agent turn, not counted, everything kept, and the next brief goes on", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a, b, launches } = await doneElsewhere(scene, ["Crash", "Next"]);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  const [, runId, at] = SET_ASIDE.exec(back.stdout)!;
+  assert.equal(at, "prepared");
+  assert.match(back.stdout, /NEXT-STEPS\.md on origin\/main is no longer task 1 OPEN/);
+  // The same tick goes on with what the remote's main asks for: task 2, here.
+  assert.match(back.stdout, /task 2 shipped/, all(back));
+  assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
+  await assertSetAside(scene, a, runId!);
+  // With attempts: 1 a counted attempt would have made task 1 BLOCKED: none is.
+  await step(scene, b, "review", /task 2 merged/);
+  assert.deepEqual((await merges(scene)).map((m) => m.split(":")[0]), [
+    "Merge task-2",
+    "Merge task-1",
+  ]);
+  // Nothing of task 1 on A resumes later.
+  await step(scene, a, "poll", /idle/);
+  assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
+});
+
+Deno.test("split machines: the set-aside line is said under --quiet too (how cron runs ticks)", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a } = await doneElsewhere(scene);
+  const back = await step(scene, a, "poll", SET_ASIDE, { args: ["--quiet"] });
+  assert.match(back.stdout, SET_ASIDE, all(back));
+});
+
+Deno.test("split machines: a machine killed at committed, whose task another machine then did, sets its unpushed run aside with its commit kept; killed at pr-opened or paperwork-pushed, it finishes its shipped run and the task merges once", async () => {
+  for (const at of ["committed", "pr-opened", "paperwork-pushed"]) {
+    await using scene = await makeScene({ config: "machines: split\n" });
+    const { a, b, c, launches } = await briefs(scene, [`Killed at ${at}`]);
+    await killA(scene, a, at);
+    const story: string[] = [];
+    const run = async (m: Machine, command: "poll" | "review") => {
+      const res = await tick(scene, m, command);
+      story.push(`${m.name} ${command}: ${all(res)}`);
+      assert.equal(res.code, 0, `after ${at}:\n${story.join("\n")}`);
+      assert.doesNotMatch(res.stderr, /HOLD/, `after ${at}:\n${story.join("\n")}`);
+      return res;
+    };
+    // C takes the expired lease and does what the remote asks of it; then the loop runs on.
+    await run(c, "poll");
+    let back: RelayResult | null = null;
+    for (let minute = 0; minute < 4 && (await merges(scene)).length === 0; minute++) {
+      await run(b, "review");
+      back ??= await run(a, "poll");
+    }
+    assert.equal((await merges(scene)).length, 1, `after ${at}:\n${story.join("\n")}`);
+    console.log(`--- killed after ${at}:\n${story.join("\n")}`);
+    const said = all(back!);
+    if (at === "committed") {
+      // Nothing of A's was pushed: C did the task; A's run (not shipped) is set aside.
+      assert.deepEqual(await launched(launches), ["task 1 A", "task 1 C"]);
+      const runId = SET_ASIDE.exec(back!.stdout)?.[1];
+      assert.ok(runId, said);
+      await assertSetAside(scene, a, runId);
+      // The turn's commit stays on the renamed branch, and under an anchor.
+      const kept = await refOf(scene, a, `refs/relay/anchors/task-1/${runId}-aside-branch`);
+      assert.equal(kept, await refOf(scene, a, `refs/heads/relay-aside/task-1/${runId}`));
+      assert.ok(await refOf(scene, a, `refs/relay/anchors/task-1/${runId}-after-1`));
+    } else {
+      // A's branch is on the remote: its run is finished, never set aside, counted as shipped.
+      assert.doesNotMatch(said, /set aside/);
+      assert.deepEqual(await launched(launches), ["task 1 A"]);
+      assert.deepEqual(await results(a), ["shipped"]);
+      assert.equal(await exists(join(a.dir, ".git", "relay", "journal.json")), false);
+    }
+    // Nobody waits on a lease left behind.
+    const lease = JSON.parse(
+      await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+    );
+    assert.ok(lease.released, `after ${at}: ${JSON.stringify(lease)}\n${story.join("\n")}`);
+  }
+});
+
+Deno.test("split machines: a lease that passed through a machine that did nothing with it sets nothing aside: the run is resumed as ever, and no attempt is failed", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a, b, c, launches } = await briefs(scene, ["Resumed"]);
+  await killA(scene, a, "prepared");
+  // C takes the lease, HOLDs at once (its primary tree is off main: its own problem), lets go.
+  await scene.git(c.dir, ["switch", "--quiet", "-c", "elsewhere"]);
+  const held = await tick(scene, c, "poll");
+  assert.equal(held.code, 3, all(held));
+  assert.match(held.stderr, /The primary tree is on "elsewhere"/, all(held));
+  const lease = JSON.parse(
+    await scene.out(["log", "-1", "--format=%B", "refs/relay/leases/executor"], scene.origin),
+  );
+  assert.ok(lease.released, JSON.stringify(lease));
+  const cId = (await Deno.readTextFile(join(c.dir, ".git", "relay", "machine-id"))).trim();
+  assert.equal(lease.holder.machine, cId, "the lease A finds is C's, released");
+  const back = await step(scene, a, "poll", /task 1 shipped/);
+  assert.doesNotMatch(all(back), /set aside/);
+  assert.match(back.stderr, /resuming task 1 run /);
+  assert.deepEqual(await launched(launches), ["task 1 A"]);
+  assert.deepEqual(await results(a), ["shipped"]);
+  await step(scene, b, "review", /task 1 merged/);
+});
+
+Deno.test("split machines: a fix round after a set-aside starts from the remote's branch, not the stale one the killed machine had", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["Fix me"]);
+  await killA(scene, a, "prepared");
+  await step(scene, c, "poll", /task 1 shipped/);
+  const shipped = await scene.out(["rev-parse", "task-1"], scene.origin);
+  // B's first review FAILs: a fix brief (task 2) on task-1, published on main.
+  const env = { FAKE_FAIL_ONCE: join(scene.dir, "failed-once") };
+  await step(scene, b, "review", /sent back — fix brief 2/, { env });
+  // A back: its run is set aside, and the fix runs on C's task-1 as the remote has it.
+  const back = await step(scene, a, "poll", /task 2 shipped/, { env });
+  assert.match(back.stdout, SET_ASIDE, all(back));
+  assert.match(back.stderr, /task 2: worktree created at /, all(back));
+  assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
+  await scene.git(scene.origin, ["merge-base", "--is-ancestor", shipped, "task-1"]);
+  await step(scene, b, "review", /task 2 merged|task 1 merged/, { env });
+  assert.equal((await merges(scene)).length, 1);
+});
+
+Deno.test("split machines: a machine killed while setting a run aside finishes the set-aside at its next tick and never runs the run's agent", async () => {
+  for (const failpoint of ["set-aside-decided", "set-aside-moved"]) {
+    await using scene = await makeScene({ config: "machines: split\n" });
+    const { a, launches } = await doneElsewhere(scene);
+    const killed = await tick(scene, a, "poll", { RELAY_FAILPOINT: failpoint });
+    assert.equal(killed.code, 137, `${failpoint}: ${all(killed)}`);
+    assert.ok(await exists(join(a.dir, ".git", "relay", "set-aside.json")), failpoint);
+    const back = await step(scene, a, "poll", SET_ASIDE);
+    await assertSetAside(scene, a, SET_ASIDE.exec(back.stdout)![1]!);
+    assert.deepEqual(await launched(launches), ["task 1 C"], failpoint);
+    await step(scene, a, "poll", /idle/);
+    assert.deepEqual(await launched(launches), ["task 1 C"], failpoint);
+  }
+});

@@ -1,0 +1,98 @@
+/**
+ * Machines of a `machines: split` scene (tests/helpers/scene.ts): clones of the bare origin,
+ * each with its own operator profile and worktree root, and the ticks they run. The same
+ * set-up as tests/e2e_two_machines.test.ts, for the test files that need it beside that one.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AGENTS, all, brief, type RelayResult, type Scene } from "./scene.ts";
+
+export interface Machine {
+  name: string;
+  dir: string;
+  profile: string;
+}
+
+/** A clone of the origin with its own operator profile (its own worktree root). */
+export async function machine(scene: Scene, name: string, dir?: string): Promise<Machine> {
+  const clone = dir ?? join(scene.dir, `machine-${name}`);
+  if (!dir) await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, clone]);
+  const profile = join(scene.dir, `profile-${name}.yaml`);
+  const text = await Deno.readTextFile(scene.profile);
+  await Deno.writeTextFile(
+    profile,
+    text.replace(/^worktree_root: .*$/m, `worktree_root: ${worktreeRoot(scene, name)}`),
+  );
+  return { name, dir: clone, profile };
+}
+
+/** Where machine `name` keeps its task worktrees. */
+export function worktreeRoot(scene: Scene, name: string): string {
+  return join(scene.dir, `worktrees-${name}`);
+}
+
+/** One tick of `command` on machine `m` (extra `args`, e.g. --quiet, before the command's own). */
+export function tick(
+  scene: Scene,
+  m: Machine,
+  command: "poll" | "review",
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<RelayResult> {
+  return scene.relay(["-C", m.dir, "--profile", m.profile, command, ...args], {
+    env: { FAKE_MACHINE: m.name, ...env },
+  });
+}
+
+/** The fake executor, counting each launch (task and machine) in `launches`; `agent` runs after. */
+export async function countingAgent(
+  scene: Scene,
+  launches: string,
+  agent = `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
+): Promise<void> {
+  const script = join(scene.dir, "counting-agent.sh");
+  await Deno.writeTextFile(
+    script,
+    `#!/usr/bin/env bash\necho "task $RELAY_TASK $FAKE_MACHINE" >> "${launches}"\n${agent}\n`,
+  );
+  await Deno.writeTextFile(join(scene.dir, "executor-script"), script);
+}
+
+/**
+ * Machines A, B (the person's clone, scene.work) and C, and one brief per title queued, the
+ * first promoted and published by B's review; the counting agent runs `agent` (the honest
+ * agent by default). Launches are counted in the returned file.
+ */
+export async function briefs(scene: Scene, titles: string[], agent?: string) {
+  const launches = join(scene.dir, "launches.txt");
+  await countingAgent(scene, launches, agent);
+  const b = await machine(scene, "B", scene.work);
+  const a = await machine(scene, "A");
+  const c = await machine(scene, "C");
+  for (const title of titles) {
+    const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
+    assert.equal(add.code, 0, all(add));
+  }
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await tick(scene, b, "review")).code, 0);
+  return { a, b, c, launches };
+}
+
+/**
+ * Ten minutes pass on the remote's lease: its expires-at is moved into the past, as the
+ * crashed holder's would be by then (a lease commit like the holder's, with only that changed).
+ */
+export async function expire(scene: Scene, role: "executor" | "reviewer"): Promise<void> {
+  const ref = `refs/relay/leases/${role}`;
+  const old = await scene.out(["rev-parse", ref], scene.origin);
+  const lease = JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
+  lease.expiresAt = new Date(Date.now() - 60_000).toISOString();
+  const tree = await scene.out(["rev-parse", `${old}^{tree}`], scene.origin);
+  const sha = await scene.out(["commit-tree", tree, "-m", JSON.stringify(lease)], scene.origin);
+  await scene.git(scene.origin, ["update-ref", ref, sha, old]);
+}
+
+/** The launches the counting agent wrote, a line each ("task 1 C"). */
+export async function launched(file: string): Promise<string[]> {
+  return (await Deno.readTextFile(file).catch(() => "")).split("\n").filter((l) => l !== "");
+}

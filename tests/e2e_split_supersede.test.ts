@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { all, exists, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
+import { all, exists, makeScene, type RelayResult, running, type Scene } from "./helpers/scene.ts";
 import {
   briefs,
   expire,
@@ -235,4 +235,59 @@ Deno.test("split machines: a machine killed while setting a run aside finishes t
     await step(scene, a, "poll", /idle/);
     assert.deepEqual(await launched(launches), ["task 1 C"], failpoint);
   }
+});
+
+Deno.test("split machines: a run killed after its agent's turn, before relay looked at it, is set aside with the turn's commit and its uncommitted files anchored", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["Unguarded turn"]);
+  // The agent committed the feature and left its report uncommitted; then A was killed.
+  await killA(scene, a, "agent-finished");
+  await step(scene, c, "poll", /task 1 shipped/);
+  await step(scene, b, "review", /task 1 merged/);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  const [, runId, at] = SET_ASIDE.exec(back.stdout)!;
+  assert.equal(at, "agent-finished");
+  await assertSetAside(scene, a, runId!);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 1 C"]);
+  const anchors = `refs/relay/anchors/task-1/${runId}`;
+  // The turn's commit: on an anchor, and the tip of the renamed branch.
+  const turn = await refOf(scene, a, `${anchors}-after-1`);
+  assert.ok(turn);
+  assert.equal(await refOf(scene, a, `${anchors}-aside-branch`), turn);
+  assert.equal(await refOf(scene, a, `refs/heads/relay-aside/task-1/${runId}`), turn);
+  // The uncommitted report: in a snapshot commit on top of the turn's, and still in the
+  // moved worktree, untouched.
+  const snapshot = await refOf(scene, a, `${anchors}-aside-worktree`);
+  assert.ok(snapshot);
+  assert.equal(await scene.out(["rev-parse", `${snapshot}^`], a.dir), turn);
+  const report = await scene.out(["show", `${snapshot}:COWORK-STATUS.md`], a.dir);
+  assert.match(report, /^Task: 1\nOutcome: SHIPPED/);
+  const moved = join(worktreeRoot(scene, "A"), ".relay-aside", `task-1-${runId}`);
+  assert.equal((await Deno.readTextFile(join(moved, "COWORK-STATUS.md"))).trim(), report);
+  assert.equal(
+    await scene.out(["status", "--porcelain=v1", "--", "COWORK-STATUS.md"], moved),
+    "?? COWORK-STATUS.md",
+  );
+});
+
+Deno.test("split machines: a run whose agent a killed tick left running is set aside with that agent stopped first", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["Orphan"]);
+  // A's tick dies while its agent sleeps; the agent runs on in its own process group.
+  const killed = await tick(scene, a, "poll", {
+    RELAY_FAILPOINT: "agent-running",
+    FAKE_SLEEP: "40",
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const journal = JSON.parse(await Deno.readTextFile(join(a.dir, ".git", "relay", "journal.json")));
+  const pid = journal.agentPid as number;
+  assert.ok(await running(pid), `the agent (pid ${pid}) runs on`);
+  await expire(scene, "executor");
+  await step(scene, c, "poll", /task 1 shipped/);
+  await step(scene, b, "review", /task 1 merged/);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  assert.match(back.stderr, new RegExp(`stopping the agent of run \\S+ \\(pid ${pid}\\)`));
+  assert.equal(await running(pid), false, `the agent (pid ${pid}) is stopped`);
+  await assertSetAside(scene, a, SET_ASIDE.exec(back.stdout)![1]!);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 1 C"]);
 });

@@ -20,7 +20,7 @@ import {
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
-import { expire, lease, type Machine, oneBrief, tick } from "./helpers/split_scene.ts";
+import { briefs, expire, lease, type Machine, tick } from "./helpers/split_machines.ts";
 
 interface Journal {
   runId: string;
@@ -74,7 +74,7 @@ async function killedOnB(scene: Scene): Promise<{
       `exec bash "${join(REVIEWERS, "honest.sh")}" "$@"\n`,
   );
   await Deno.writeTextFile(join(scene.dir, "reviewer-script"), reviewer);
-  const { a, b, c } = await oneBrief(scene, "Stale turn");
+  const { a, b, c } = await briefs(scene, ["Stale turn"]);
   const shipped = await tick(scene, a, "poll");
   assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
   const head = await scene.out(["rev-parse", "refs/heads/task-1"], scene.origin);

@@ -18,51 +18,17 @@ import {
   type RelayResult,
   type Scene,
 } from "./helpers/scene.ts";
+import {
+  briefs,
+  countingAgent,
+  expire,
+  type Machine,
+  machine,
+  tick,
+} from "./helpers/split_machines.ts";
 
 const TASKS = 3;
 const MINUTES = 24;
-
-interface Machine {
-  name: string;
-  dir: string;
-  profile: string;
-}
-
-/** A clone of the origin with its own operator profile (its own worktree root). */
-async function machine(scene: Scene, name: string, dir?: string): Promise<Machine> {
-  const clone = dir ?? join(scene.dir, `machine-${name}`);
-  if (!dir) await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, clone]);
-  const profile = join(scene.dir, `profile-${name}.yaml`);
-  const text = await Deno.readTextFile(scene.profile);
-  await Deno.writeTextFile(
-    profile,
-    text.replace(/^worktree_root: .*$/m, `worktree_root: ${join(scene.dir, `worktrees-${name}`)}`),
-  );
-  return { name, dir: clone, profile };
-}
-
-function tick(
-  scene: Scene,
-  m: Machine,
-  command: "poll" | "review",
-  env: Record<string, string> = {},
-): Promise<RelayResult> {
-  return scene.relay(["-C", m.dir, "--profile", m.profile, command], {
-    env: { FAKE_MACHINE: m.name, ...env },
-  });
-}
-
-/** The fake executor, counting each launch (task and machine) in `launches`. */
-async function countingAgent(scene: Scene, launches: string): Promise<void> {
-  const agent = join(scene.dir, "counting-agent.sh");
-  await Deno.writeTextFile(
-    agent,
-    `#!/usr/bin/env bash\necho "task $RELAY_TASK $FAKE_MACHINE" >> "${launches}"\nexec bash "${
-      join(AGENTS, "good.sh")
-    }" "$@"\n`,
-  );
-  await Deno.writeTextFile(join(scene.dir, "executor-script"), agent);
-}
 
 /**
  * Simulated minutes: A's poll, B's review, C's poll and C's review started together, until
@@ -268,35 +234,12 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   assert.ok((await lease()).released, JSON.stringify(await lease()));
 });
 
-/**
- * Machines A, B (the person's clone, scene.work) and C, and one brief queued, promoted and
- * published by B's review; the counting agent's last line (`exec` of the honest agent) is
- * replaced by `agent`. Launches are counted in the returned file.
- */
-async function oneBrief(scene: Scene, title: string, agent: string) {
-  const launches = join(scene.dir, "launches.txt");
-  await countingAgent(scene, launches);
-  const script = join(scene.dir, "counting-agent.sh");
-  await Deno.writeTextFile(
-    script,
-    (await Deno.readTextFile(script)).replace(`exec bash "${join(AGENTS, "good.sh")}" "$@"`, agent),
-  );
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
-  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
-  assert.equal(add.code, 0, all(add));
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await tick(scene, b, "review")).code, 0);
-  return { a, b, c, launches };
-}
-
 Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   // The agent moves main itself: a HOLD on A's records, its attempt still journaled there.
-  const { a, c, launches } = await oneBrief(
+  const { a, c, launches } = await briefs(
     scene,
-    "Held",
+    ["Held"],
     `exec bash "${join(AGENTS, "moves-main.sh")}" "$@"`,
   );
 
@@ -323,9 +266,9 @@ Deno.test("split machines: a HOLD on the executor machine keeps its lease, so an
 
 Deno.test("split machines: a reviewer HOLD with no turn journaled keeps the reviewer's lease, so another machine never reviews past it", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
-  const { a, b, c } = await oneBrief(
+  const { a, b, c } = await briefs(
     scene,
-    "Silent review",
+    ["Silent review"],
     `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
   );
   assert.equal((await tick(scene, a, "poll")).code, 0);
@@ -363,9 +306,9 @@ Deno.test("split machines: a reviewer HOLD with no turn journaled keeps the revi
 Deno.test("split machines: a failed attempt keeps the executor's lease, so its next attempt is the same machine's, on its own work, and the task's attempts are not started afresh elsewhere", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   // Commits work, then exits 1 with no report: a failed attempt (of 2) each time.
-  const { a, c, launches } = await oneBrief(
+  const { a, c, launches } = await briefs(
     scene,
-    "Fails",
+    ["Fails"],
     'mkdir -p src\necho "attempt on $FAKE_MACHINE" >> src/attempts.txt\ngit add src\ngit commit -qm "work of $FAKE_MACHINE"\nexit 1',
   );
 
@@ -503,25 +446,11 @@ Deno.test("split machines with forge: github: notes that could not be pushed kee
   assert.match(audit.stdout, /1 reviewed merges?, 0 merges handed to a person, 0 violations/);
 });
 
-/**
- * Ten minutes pass on the remote's lease: its expires-at is moved into the past, as the
- * crashed holder's would be by then (a lease commit like the holder's, with only that changed).
- */
-async function expire(scene: Scene, role: "executor" | "reviewer"): Promise<void> {
-  const ref = `refs/relay/leases/${role}`;
-  const old = await scene.out(["rev-parse", ref], scene.origin);
-  const lease = JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
-  lease.expiresAt = new Date(Date.now() - 60_000).toISOString();
-  const tree = await scene.out(["rev-parse", `${old}^{tree}`], scene.origin);
-  const sha = await scene.out(["commit-tree", tree, "-m", JSON.stringify(lease)], scene.origin);
-  await scene.git(scene.origin, ["update-ref", ref, sha, old]);
-}
-
 Deno.test("split machines: a reviewer killed after its verdict holds the reviewer's lease until it expires; another machine then merges once, and the killed one back lets the lease go", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
-  const { a, b, c } = await oneBrief(
+  const { a, b, c } = await briefs(
     scene,
-    "Review crash",
+    ["Review crash"],
     `exec bash "${join(AGENTS, "good.sh")}" "$@"`,
   );
   assert.equal((await tick(scene, a, "poll")).code, 0);

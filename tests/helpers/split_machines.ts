@@ -31,7 +31,7 @@ export function worktreeRoot(scene: Scene, name: string): string {
   return join(scene.dir, `worktrees-${name}`);
 }
 
-/** One tick of `command` on machine `m` (extra `args`, e.g. --quiet, before the command's own). */
+/** One tick of `command` on machine `m` (the fakes see FAKE_MACHINE); `args` (e.g. --quiet) after it. */
 export function tick(
   scene: Scene,
   m: Machine,
@@ -76,6 +76,15 @@ export async function briefs(scene: Scene, titles: string[], agent?: string) {
   assert.equal((await scene.relay(["promote"])).code, 0);
   assert.equal((await tick(scene, b, "review")).code, 0);
   return { a, b, c, launches };
+}
+
+/** The lease of `role` on the origin, as its holder last wrote it. */
+export async function lease(
+  scene: Scene,
+  role: "executor" | "reviewer",
+): Promise<{ released?: string; expiresAt: string; holder: { machine: string } }> {
+  const ref = `refs/relay/leases/${role}`;
+  return JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
 }
 
 /**

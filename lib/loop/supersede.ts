@@ -140,10 +140,14 @@ export async function observeRemote(
     ? null
     : { task: readHeaderTask(text), status: readStatus(text) };
   // This run's own: where its branch started, and what its turn committed (a push that
-  // landed before the tick could journal it is this run's too).
+  // landed before the tick could journal it is this run's too), and what the local branch
+  // holds: only this run's turn moved it from where it started, and its agent may push it
+  // itself (its own branch is the agent's to push) before relay journals "committed".
   const mine = [run.before, ...(run.head ? [run.head] : [])];
+  const local = await git.resolve(`refs/heads/${run.branch}`);
   const ours = async (sha: string) =>
-    mine.includes(sha) || await git.isAncestor(sha, run.head ?? run.before);
+    mine.includes(sha) || await git.isAncestor(sha, run.head ?? run.before) ||
+    (local !== null && local !== run.before && await git.isAncestor(sha, local));
   const tip = await git.resolve(`refs/remotes/${config.remote}/${run.branch}`);
   let pr: RemoteSeen["pr"] = null;
   if (config.forge === "plain") {

@@ -83,19 +83,29 @@ export interface RemoteSeen {
   branch: { sha: string; ours: boolean } | null;
   /** The PR record's head on the remote (plain forge), and whether it is this run's. */
   pr: { head: string; ours: boolean } | null;
+  /**
+   * Whether the run's head (once committed) is on the remote's task branch. False for a run
+   * journaled "pushed" whose push never landed: split mode's plain forge pushes the branch
+   * only with its PR record, at "pr-opened". Absent: not known (taken as landed).
+   */
+  headOnRemote?: boolean;
 }
 
 /**
  * Why the remote shows that someone else worked the run's task, a reason each; none when it
- * shows nothing of the kind (then the run is resumed as ever). Runs at or past `pushed` are
- * never set aside: their branch is on the remote, and finishing them is what resume does.
+ * shows nothing of the kind (then the run is resumed as ever). Runs past `pushed`, and runs at
+ * `pushed` whose head is on the remote, are never set aside: their branch is on the remote,
+ * and finishing them is what resume does.
  */
 export function othersWork(
   run: Pick<Journal, "task" | "branch" | "step">,
   where: { remote: string; main: string },
   seen: RemoteSeen,
 ): string[] {
-  if (stepIndex(run.step) >= stepIndex("pushed")) return [];
+  if (stepIndex(run.step) > stepIndex("pushed")) return [];
+  // "pushed" with nothing of the run on the remote (split's plain forge pushes the branch with
+  // its PR record, at "pr-opened"): nothing shipped yet, so it is weighed as a run before it.
+  if (run.step === "pushed" && seen.headOnRemote !== false) return [];
   const reasons: string[] = [];
   const b = seen.brief;
   if (b === "unread") {
@@ -158,7 +168,15 @@ export async function observeRemote(
       if (head) pr = { head, ours: await ours(head) };
     }
   }
-  return { brief, branch: tip ? { sha: tip, ours: await ours(tip) } : null, pr };
+  const headOnRemote = run.head === undefined
+    ? undefined
+    : tip !== null && (tip === run.head || await git.isAncestor(run.head, tip));
+  return {
+    brief,
+    branch: tip ? { sha: tip, ours: await ours(tip) } : null,
+    pr,
+    ...(headOnRemote === undefined ? {} : { headOnRemote }),
+  };
 }
 
 function parseHead(text: string): string | null {

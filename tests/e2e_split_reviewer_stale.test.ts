@@ -98,6 +98,17 @@ async function machineDown(journal: Journal): Promise<void> {
   assert.ok(await waitUntilGone(journal.pid, 10_000), "B's reviewer did not stop");
 }
 
+/**
+ * Ten minutes pass for B's turn too, as expire() makes them pass for its lease: the journal's
+ * start moves back, so a verdict C records now is as late after it as a real one would be
+ * (lib/loop/review_stale.ts counts another machine's verdict from SKEW_MS after the start).
+ */
+async function turnStartedLongAgo(scene: Scene): Promise<void> {
+  const journal = JSON.parse(await Deno.readTextFile(journalPath(scene)));
+  journal.started = new Date(Date.parse(journal.started) - 10 * 60_000).toISOString();
+  await Deno.writeTextFile(journalPath(scene), JSON.stringify(journal));
+}
+
 /** C reviews task 1 once B's lease ran out, and FAILs it: fix brief 2 is out. */
 async function failedOnC(scene: Scene, c: Machine): Promise<void> {
   await expire(scene, "reviewer");
@@ -163,6 +174,7 @@ Deno.test("split machines: a reviewer killed mid-turn comes back, under --quiet,
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, journal } = await killedOnB(scene);
   await machineDown(journal);
+  await turnStartedLongAgo(scene);
   await failedOnC(scene, c);
 
   const back = await tick(scene, b, "review", {}, ["--quiet"]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type RemoteFacts, settledElsewhere } from "../lib/loop/review_stale.ts";
+import { type RemoteFacts, settledElsewhere, SKEW_MS } from "../lib/loop/review_stale.ts";
 import type { ReviewJournal } from "../lib/loop/review_journal.ts";
 
 const H = "a".repeat(40);
@@ -72,7 +72,9 @@ Deno.test("settledElsewhere() names a merged or closed PR, a head that moved on,
   };
   assert.equal(
     settledElsewhere(journal, reviewed, "origin"),
-    `another machine recorded a FAIL on ${H.slice(0, 12)} at ${AFTER}, after the turn started`,
+    `another machine recorded a FAIL on ${
+      H.slice(0, 12)
+    } at ${AFTER}, after the turn started (${STARTED})`,
   );
   // Another forge keeps no record on the remote: the verdict note on the head says it.
   const noted: RemoteFacts = {
@@ -107,4 +109,22 @@ Deno.test("settledElsewhere() weighs a stage's turn by that stage's notes, leave
     settledElsewhere(old, { ...open, record: { state: "merged" } }, "origin"),
     "task-1 was merged on origin",
   );
+});
+
+Deno.test("settledElsewhere() takes no verdict from within SKEW_MS of the turn's start for this round's: an earlier round's PASS, stamped by a clock 90 s ahead, is not", () => {
+  // This machine started its re-review of H at 10:00:00 by its clock, a minute after another
+  // machine's PASS on it (09:59:00 true time), whose clock runs 90 s ahead: it wrote 10:00:30.
+  // This machine's lease kept every other reviewer off the round for 8 minutes at least.
+  const earlier = {
+    kind: "verdict",
+    task: 1,
+    head: H,
+    result: "PASS",
+    at: "2026-01-01T10:00:30.000Z",
+  };
+  assert.equal(settledElsewhere(journal, { ...open, notes: [earlier] }, "origin"), null);
+  // This round's, 8 minutes on, even by a clock 3 minutes behind: counted.
+  const late = { ...earlier, result: "FAIL", at: "2026-01-01T10:05:00.000Z" };
+  assert.match(settledElsewhere(journal, { ...open, notes: [late] }, "origin") ?? "", /a FAIL on/);
+  assert.equal(SKEW_MS, 4 * 60_000);
 });

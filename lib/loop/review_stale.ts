@@ -29,6 +29,7 @@ import {
   readReviewJournal,
   type ReviewJournal,
 } from "./review_journal.ts";
+import { LEASE_TTL_MS, RENEW_EVERY_MS } from "./split.ts";
 import { Timeline } from "./timeline.ts";
 
 /** What the remote says about the journaled turn's PR, as of the tick's one fetch. */
@@ -46,6 +47,9 @@ export interface RemoteFacts {
 
 const short = (sha: string) => sha.slice(0, 12);
 
+/** How much later than a turn's start another machine's verdict counts as this round's. */
+export const SKEW_MS = (LEASE_TTL_MS - RENEW_EVERY_MS) / 2;
+
 /** The branch the journaled turn's PR is on. */
 function branchOf(journal: ReviewJournal): string {
   return journal.branch ?? `task-${journal.task}`;
@@ -56,11 +60,14 @@ function branchOf(journal: ReviewJournal): string {
  * so. Pure. The caller has checked that the turn's own outcome is not on this machine's record
  * (outcomeRecorded): a verdict on the remote is then another machine's.
  *
- * A verdict counts only if it was recorded after the turn started: a head is reviewed again
- * when main moved under its PASS, and a verdict from before that round is not this round's.
- * Two machines' clocks are compared there; the lease keeps that sound: another machine
- * reviews only once this machine's lease, held from before the turn started, has run out by
- * that machine's clock, ten minutes (LEASE_TTL_MS) after this one last renewed it.
+ * A verdict counts only if it was recorded well after the turn started: a head is reviewed
+ * again when main moved under its PASS, and a verdict from before that round is not this
+ * round's. Another machine reviews only once this machine's lease, held from before the turn
+ * and renewed every RENEW_EVERY_MS while it ran, has run out: its verdict on this round comes
+ * at least LEASE_TTL_MS - RENEW_EVERY_MS (8 minutes) after the turn started. The two times are
+ * from two machines' clocks, so a verdict counts from half that after the start (SKEW_MS): a
+ * difference of clocks up to 4 minutes either way neither voids a turn on an earlier round's
+ * verdict nor misses this round's.
  */
 export function settledElsewhere(
   journal: ReviewJournal,
@@ -82,7 +89,7 @@ export function settledElsewhere(
   }
   const started = Date.parse(journal.started);
   if (Number.isNaN(started)) return null;
-  const after = (at: string) => Date.parse(at) > started;
+  const after = (at: string) => Date.parse(at) > started + SKEW_MS;
   const stage = journal.role && journal.role !== "reviewer" ? journal.role : null;
   const found: { result: string; at: string }[] = [];
   if (stage === null) {
@@ -101,7 +108,7 @@ export function settledElsewhere(
   if (!first) return null;
   return `another machine recorded ${
     stage ? `the ${stage} stage's ${first.result}` : `a ${first.result}`
-  } on ${short(head)} at ${first.at}, after the turn started`;
+  } on ${short(head)} at ${first.at}, after the turn started (${journal.started})`;
 }
 
 /** Reads the facts settledElsewhere weighs from the mirror the tick's fetch filled. */

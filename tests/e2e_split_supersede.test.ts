@@ -11,6 +11,7 @@ import { join } from "node:path";
 import {
   AGENTS,
   all,
+  brief,
   exists,
   makeScene,
   type RelayResult,
@@ -359,4 +360,25 @@ Deno.test('split machines: a run killed at "pushed" (plain forge, split) that no
   const merged = await tick(scene, b, "review");
   assert.match(merged.stdout, /task 1 merged/, all(merged));
   assert.deepEqual(await launched(launches), ["task 1 A"]);
+});
+
+Deno.test("split machines: a run resumed after the remote's main moved meanwhile (a brief queued on the reviewer's machine) is not held for 'main moved': the fast-forward is relay's own, and the run ships", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, launches } = await briefs(scene, ["Killed, then resumed"]);
+  // A is killed before its agent ran; its lease has not run out, nobody else works task 1.
+  const killed = await tick(scene, a, "poll", { RELAY_FAILPOINT: "after-prepared" });
+  assert.equal(killed.code, 137, all(killed));
+  // Meanwhile a person queues a brief on B, and B's review tick pushes that paperwork.
+  const before = await scene.out(["rev-parse", "refs/heads/main"], scene.origin);
+  const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Queued" }) });
+  assert.equal(add.code, 0, all(add));
+  await step(scene, b, "review", /./);
+  const moved = await scene.out(["rev-parse", "refs/heads/main"], scene.origin);
+  assert.notEqual(moved, before, "B's tick pushed the queued brief to origin/main");
+  // A comes back: it resumes its run, brings main up to the remote's, and ships.
+  const back = await step(scene, a, "poll", /task 1 shipped/);
+  assert.match(all(back), /resuming task 1 run /, all(back));
+  assert.doesNotMatch(all(back), /set aside|main moved/, all(back));
+  assert.deepEqual(await launched(launches), ["task 1 A"]);
+  await step(scene, b, "review", /task 1 merged/);
 });

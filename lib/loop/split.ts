@@ -282,16 +282,38 @@ export async function startExecutor(
         profilePath: profilePath(tick.profileFlag),
       });
     }
+    const mainRef = `refs/heads/${config.main}`;
+    const before = await git.resolve(mainRef);
     await syncMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),
       log,
       fetched: true,
     });
+    const after = await git.resolve(mainRef);
+    if (before !== null && after !== null && after !== before) {
+      await rebaseJournalMain(state.journal, before, after);
+    }
   } catch (err) {
     await letGo(taken.role, state, state.journal);
     throw err;
   }
   return taken;
+}
+
+/**
+ * A run journaled here, resumed after the remote's main moved meanwhile (a person's brief
+ * queued on the reviewer's machine, say): the fast-forward this tick just made is relay's
+ * own, from the remote, so the run's guard compares with where it left main, not with where
+ * main was when the run began — else it would HOLD on "main moved" over a move that is not
+ * the turn's. Only when main was still where the run left it before the fast-forward: a
+ * main that moved here in between is the guard's to judge. (Commits of the turn that landed
+ * on the remote's main are found by the guard's look at the remote, whatever this says.)
+ */
+async function rebaseJournalMain(path: string, from: string, to: string): Promise<void> {
+  const { readJournal, writeJournal } = await import("../state/journal.ts");
+  const journal = await readJournal(path);
+  if (journal === null || journal.mainBefore !== from) return;
+  await writeJournal(path, { ...journal, mainBefore: to });
 }
 
 /**

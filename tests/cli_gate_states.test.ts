@@ -5,6 +5,7 @@
  * with a `decision`. Real CLI, real git, a file:// origin.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { all, brief, makeScene, type RelayResult, type Scene } from "./helpers/scene.ts";
 
 async function openTask(scene: Scene, title: string): Promise<void> {
@@ -84,4 +85,44 @@ Deno.test("on a BLOCKED task relay gate says NONE and points at relay status, an
   assert.match(poll.stdout, /task 1 BLOCKED/);
   await gateSaysNone(scene, /task 1 is BLOCKED.*relay status/);
   await mergeSaysNone(scene, /task 1 is BLOCKED/);
+});
+
+Deno.test("relay gate survives a failed guess read when the fetch moved main", async () => {
+  await using scene = await makeScene();
+  const queued = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "One" }) });
+  assert.equal(queued.code, 0, all(queued));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  const baseline = await scene.relay(["gate", "--json"]);
+  assert.equal(baseline.code, 12, all(baseline)); // WAIT: no verdict yet
+
+  // Someone moves the remote's main (a product commit from another clone).
+  const other = join(scene.dir, "other");
+  await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
+  await Deno.writeTextFile(join(other, "src", "other.txt"), "other\n");
+  await scene.git(other, ["add", "--all"]);
+  await scene.git(other, ["commit", "--quiet", "-m", "other work"]);
+  await scene.git(other, ["push", "--quiet", "origin", "HEAD:main"]);
+
+  // A git whose first `cat-file --batch` in this gate fails (the guess's read).
+  const bin = join(scene.dir, "bin");
+  await Deno.mkdir(bin);
+  const realGit = new TextDecoder().decode(
+    (await new Deno.Command("bash", { args: ["-c", "command -v git"] }).output()).stdout,
+  ).trim();
+  const marker = join(scene.dir, "fail-next-batch");
+  await Deno.writeTextFile(marker, "");
+  await Deno.writeTextFile(
+    join(bin, "git"),
+    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = "--batch" ] && [ -e ${marker} ]; then rm -f ${marker}; cat >/dev/null; echo "fatal: injected" >&2; exit 128; fi; done\nexec ${realGit} "$@"\n`,
+  );
+  await Deno.chmod(join(bin, "git"), 0o755);
+
+  const gate = await scene.relay(["gate", "--json"], {
+    env: { PATH: `${bin}:${scene.env.PATH}` },
+  });
+  assert.equal(await Deno.stat(marker).then(() => true, () => false), false, "no batch read ran");
+  assert.doesNotMatch(gate.stderr, /Uncaught/, all(gate));
+  assert.equal(gate.code, 12, all(gate)); // WAIT, judged on the new main
 });

@@ -9,7 +9,7 @@
 import { loadRepoConfig, type RepoConfig } from "../config/repo_load.ts";
 import { UsageError } from "../errors.ts";
 import { readRefFile } from "../git/discover.ts";
-import { Git } from "../git/git.ts";
+import { Git, type GitObject } from "../git/git.ts";
 import type { PreparedChecks } from "../gate/gate.ts";
 import { statePaths } from "../state/paths.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
@@ -63,12 +63,7 @@ export async function gate(args: string[], ctx: Context): Promise<number> {
         commonDir: repo.commonDir,
         config,
         ...(task !== undefined ? { task } : {}),
-        ...(guess
-          ? {
-            started: guess,
-            mainRead: { base: guess.base, objects: guess.reading.then((r) => r.slice(1)) },
-          }
-          : {}),
+        ...(guess ? { started: guess, mainRead: mainReadOf(guess) } : {}),
       });
     } catch (err) {
       if (!(err instanceof NothingToGate)) throw err;
@@ -135,4 +130,17 @@ async function guessChecks(
   } catch {
     return undefined; // a guess: what goes wrong here is found again, and said, by the gate
   }
+}
+
+/**
+ * Main's report and brief from the guess's read (see guessChecks). Handled here: the gate
+ * awaits it only when the fetch left main at the guess's base, and a failed read must not
+ * end relay as an unhandled rejection when it does not (main is then read again).
+ */
+function mainReadOf(
+  guess: PreparedChecks,
+): { base: string; objects: Promise<(GitObject | null)[]> } {
+  const objects = guess.reading.then((r) => r.slice(1));
+  objects.catch(() => {});
+  return { base: guess.base, objects };
 }

@@ -64,6 +64,24 @@ export async function outcomeRecorded(state: StatePaths, journal: ReviewJournal)
 }
 
 /**
+ * Records the journaled turn as void on its task's review record, once (its run on record
+ * already: nothing to add): what relay resume --retry-uncertain and a split machine's stale
+ * turn (lib/loop/review_stale.ts) both leave behind.
+ */
+export async function recordVoid(
+  state: StatePaths,
+  journal: ReviewJournal,
+  branch: string,
+  why: string,
+): Promise<void> {
+  const { readReview, writeReview } = await import("../state/tasks.ts");
+  const record = await readReview(state, journal.task, branch);
+  if (record.voids.some((v) => v.runId === journal.runId)) return;
+  record.voids.push({ runId: journal.runId, at: new Date().toISOString(), why });
+  await writeReview(state, record);
+}
+
+/**
  * Clears the review journal when its turn's outcome is on record (`outcomeRecorded`), so a
  * stale journal does not keep the reviewer's lease (`machines: split`) on a machine whose
  * tick found no turn to run. A journal of a turn not accounted for is left to the next turn's

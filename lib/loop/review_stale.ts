@@ -18,7 +18,6 @@ import type { Git } from "../git/git.ts";
 import { parseNote, readNote, REMOTE_NOTES_REF } from "../git/notes.ts";
 import { RemoteRecords } from "../forge/remote_records.ts";
 import { orphanState, stopOrphan } from "../agents/orphan.ts";
-import { readReview, writeReview } from "../state/tasks.ts";
 import { writeJson } from "../state/json_file.ts";
 import type { StatePaths } from "../state/paths.ts";
 import type { Log } from "../proc/log.ts";
@@ -27,6 +26,7 @@ import {
   clearReviewJournal,
   outcomeRecorded,
   readReviewJournal,
+  recordVoid,
   type ReviewJournal,
 } from "./review_journal.ts";
 import { LEASE_TTL_MS, RENEW_EVERY_MS } from "./split.ts";
@@ -155,11 +155,7 @@ export async function voidStaleReviewTurn(opts: {
   }
   const at = new Date().toISOString();
   const reason = `interrupted; its round was settled elsewhere: ${why}`;
-  const record = await readReview(state, journal.task, branchOf(journal));
-  if (!record.voids.some((v) => v.runId === run)) {
-    record.voids.push({ runId: run, at, why: reason });
-    await writeReview(state, record);
-  }
+  await recordVoid(state, journal, branchOf(journal), reason);
   await new Timeline(opts.commonDir, journal.task, journal.brief ?? journal.task).add({
     event: "review-void",
     role: "reviewer",

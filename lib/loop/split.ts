@@ -282,16 +282,19 @@ export async function startExecutor(
         profilePath: profilePath(tick.profileFlag),
       });
     }
+    // Where main was, for a run journaled here (one set aside just now is not).
     const mainRef = `refs/heads/${config.main}`;
-    const before = await git.resolve(mainRef);
+    const before = journaled && (await readTextOrNull(state.journal)) !== null
+      ? await git.resolve(mainRef)
+      : null;
     await syncMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),
       log,
       fetched: true,
     });
-    const after = await git.resolve(mainRef);
-    if (before !== null && after !== null && after !== before) {
-      await rebaseJournalMain(state.journal, before, after);
+    if (before !== null) {
+      const after = await git.resolve(mainRef);
+      if (after !== null && after !== before) await rebaseJournalMain(state.journal, before, after);
     }
   } catch (err) {
     await letGo(taken.role, state, state.journal);

@@ -146,17 +146,14 @@ export async function handlePerson(
     case "release-uncertain": {
       const rj = await import("../review_journal.ts");
       const journal = (await rj.readReviewJournal(ctx.state.reviewJournal))!;
-      const record = await readReview(ctx.state, journal.task, `task-${journal.task}`);
-      if (!record.voids.some((v) => v.runId === journal.runId)) {
-        record.voids.push({
-          runId: journal.runId,
-          at: new Date().toISOString(),
-          why: `uncertain (${
-            journal.uncertain?.why ?? "ended while no tick watched it"
-          }); run again by relay resume --retry-uncertain`,
-        });
-        await writeReview(ctx.state, record);
-      }
+      await rj.recordVoid(
+        ctx.state,
+        journal,
+        `task-${journal.task}`,
+        `uncertain (${
+          journal.uncertain?.why ?? "ended while no tick watched it"
+        }); run again by relay resume --retry-uncertain`,
+      );
       await rj.clearReviewJournal(ctx.state.reviewJournal);
       return {
         kind: "uncertain-released",

@@ -97,6 +97,9 @@ Deno.test("relay gate survives a failed guess read when the fetch moved main", a
   const baseline = await scene.relay(["gate", "--json"]);
   assert.equal(baseline.code, 12, all(baseline)); // WAIT: no verdict yet
 
+  // The main the guess reads: this clone's, before the fetch.
+  const before = await scene.out(["rev-parse", "refs/remotes/origin/main"]);
+
   // Someone moves the remote's main (a product commit from another clone).
   const other = join(scene.dir, "other");
   await scene.git(scene.dir, ["clone", "--quiet", `file://${scene.origin}`, other]);
@@ -105,24 +108,37 @@ Deno.test("relay gate survives a failed guess read when the fetch moved main", a
   await scene.git(other, ["commit", "--quiet", "-m", "other work"]);
   await scene.git(other, ["push", "--quiet", "origin", "HEAD:main"]);
 
-  // A git whose first `cat-file --batch` in this gate fails (the guess's read).
+  // A git whose `cat-file --batch` fails when it is asked for the main of before the fetch:
+  // the guess's read, and only it (the gate's own read names main by its ref). Told apart by
+  // what is asked, not by which starts first: under load two reads may start together.
   const bin = join(scene.dir, "bin");
   await Deno.mkdir(bin);
   const realGit = new TextDecoder().decode(
     (await new Deno.Command("bash", { args: ["-c", "command -v git"] }).output()).stdout,
   ).trim();
-  const marker = join(scene.dir, "fail-next-batch");
-  await Deno.writeTextFile(marker, "");
+  const injected = join(scene.dir, "injected");
   await Deno.writeTextFile(
     join(bin, "git"),
-    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = "--batch" ] && [ -e ${marker} ]; then rm -f ${marker}; cat >/dev/null; echo "fatal: injected" >&2; exit 128; fi; done\nexec ${realGit} "$@"\n`,
+    `#!/bin/bash
+for a in "$@"; do
+  if [ "$a" = "--batch" ]; then
+    asked=$(mktemp -p ${scene.dir})
+    cat > "$asked"
+    if grep -q "^${before}" "$asked"; then
+      rm -f "$asked"; touch ${injected}; echo "fatal: injected" >&2; exit 128
+    fi
+    exec ${realGit} "$@" < "$asked"
+  fi
+done
+exec ${realGit} "$@"
+`,
   );
   await Deno.chmod(join(bin, "git"), 0o755);
 
   const gate = await scene.relay(["gate", "--json"], {
     env: { PATH: `${bin}:${scene.env.PATH}` },
   });
-  assert.equal(await Deno.stat(marker).then(() => true, () => false), false, "no batch read ran");
+  assert.equal(await Deno.stat(injected).then(() => true, () => false), true, "no guess read ran");
   assert.doesNotMatch(gate.stderr, /Uncaught/, all(gate));
   assert.equal(gate.code, 12, all(gate)); // WAIT, judged on the new main
 });

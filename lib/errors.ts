@@ -74,8 +74,8 @@ export class HoldError extends Error {
   /** The task the HOLD is about, when the code that raised it knows better than the tick. */
   readonly task: number | undefined;
   /**
-   * About this machine alone (its primary tree is in the way, it lost its lease), not about
-   * the task: with split machines the role's lease is let go, so another machine may go on.
+   * About this machine alone (its primary tree is in the way), not about the task: with split
+   * machines the role's lease is let go, so another machine may go on.
    */
   readonly local: boolean;
   constructor(

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { RoleSpec } from "../lib/config/profile.ts";
-import { HoldError } from "../lib/errors.ts";
+import { HoldError, RetryError } from "../lib/errors.ts";
 import { isAlive } from "../lib/proc/alive.ts";
 import {
   type JournaledTurn,
@@ -104,14 +104,14 @@ Deno.test("a turn asks the tick's lease first: one lost to another machine start
   guardWith({
     confirm: () => {
       asked++;
-      return Promise.reject(new HoldError("the executor lease is no longer this machine's", "x"));
+      return Promise.reject(new RetryError("the executor lease is no longer this machine's"));
     },
   });
   const marker = join(t.dir, "ran");
   const started: Started[] = [];
   await assert.rejects(
     startTurn(options(t, command(["touch", marker, "{prompt}"]), started)),
-    HoldError,
+    RetryError,
   );
   assert.equal(asked, 1);
   assert.deepEqual(started, [], "nothing journaled as started");

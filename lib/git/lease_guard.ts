@@ -5,7 +5,7 @@
  * here, it finds out before it acts, not after. Mode one holds no lease: nothing is asked.
  */
 export interface LeaseGuard {
-  /** Resolves when the lease is still this tick's; throws (a HOLD) when it is not. */
+  /** Resolves when the lease is still this tick's; throws (a RetryError: the tick stops) when it is not. */
   confirm(): Promise<void>;
 }
 

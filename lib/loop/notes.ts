@@ -174,7 +174,7 @@ export async function publishNotes(ctx: PlanContext): Promise<void> {
       );
     }
   } catch (err) {
-    // The lease lost to another machine (a HOLD): no "next tick" here until a person acts.
+    // A HOLD: no "next tick" here until a person acts.
     const when = err instanceof HoldError ? "" : " (the next tick tries again)";
     ctx.log.step(
       `warning: relay's git notes were not pushed${when}: ${

@@ -34,7 +34,7 @@ import {
   takeLease,
 } from "../git/lease.ts";
 import { NOTES_FETCH_REFSPEC } from "../git/notes.ts";
-import { HoldError } from "../errors.ts";
+import { RetryError } from "../errors.ts";
 import type { Log } from "../proc/log.ts";
 import { currentGuard, guardWith, type LeaseGuard } from "../git/lease_guard.ts";
 import { hostname } from "../state/lock.ts";
@@ -155,17 +155,19 @@ export class HeldRole implements LeaseGuard {
       await (this.#renewing = this.#renewing.then(() => this.renew()));
     }
     if (!this.#lost) return;
+    // Not a HOLD: nothing here needs a person. The run stays journaled, and the next tick that
+    // takes the lease settles it from what the remote shows, as after a crash: set aside when
+    // another machine worked the task (lib/loop/supersede.ts, review_stale.ts), else resumed.
     const role = this.held.lease.role;
-    throw new HoldError(
+    throw new RetryError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
         new Date(this.#renewedAt).toISOString()
       }, and it lasts ${Math.round(this.times.ttlMs / 60_000)} min): the tick was stopped ` +
-        "longer than that (a suspended machine?) and another machine may have the task now. " +
-        "This tick stopped before its next agent turn, push or merge",
-      `See who holds it (git log -1 ${leaseRef(role)} on ${this.remote}) and what it did ` +
-        "(relay status there). Work of this tick not pushed stays on this machine. Then run " +
-        '"relay resume" here.',
-      { local: true },
+        "longer than that (a suspended machine?) and another machine may have the task now " +
+        `(git log -1 ${leaseRef(role)} on ${this.remote} says which). This tick stopped ` +
+        "before its next agent turn, push or merge; what it did stays on this machine, and " +
+        "the next tick that holds the lease sets its run aside if the remote shows another " +
+        "machine worked the task, else goes on with it",
     );
   }
 
@@ -322,7 +324,7 @@ async function rebaseJournalMain(path: string, from: string, to: string): Promis
 /**
  * The end of a role's tick: the lease is kept while this machine still has the role's task
  * in hand — an attempt or review turn journaled (`journal`), a HOLD on record here about the
- * task (one about this machine alone lets it go: its tree is in the way, it lost the lease), or
+ * task (one about this machine alone lets it go: its tree is in the way), or
  * `also` (another reason of the caller's) — so no other machine starts over on a task this one
  * holds; else it is let go. This machine's next tick renews a kept lease; one that stops
  * ticking loses it when the lease's time runs out.

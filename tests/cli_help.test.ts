@@ -5,6 +5,7 @@ import { brief, makeScene, ROOT } from "./helpers/scene.ts";
 import { HELP, VERSION } from "../lib/cli/help.ts";
 import { COMMANDS as DISPATCHED } from "../lib/cli/dispatch.ts";
 import { profilePath } from "../lib/config/profile.ts";
+import { isRelayWorktree } from "../lib/cli/args.ts";
 
 /** The commands relay dispatches (lib/cli/dispatch.ts; importing it also type-checks it). */
 const COMMANDS = Object.keys(DISPATCHED);
@@ -109,6 +110,31 @@ Deno.test("relay refuses to act on a task worktree or on relay's own source chec
     inSource.stderr,
     /relay's own source checkout, not your project .* Pass -C <your repository>/,
   );
+});
+
+Deno.test("relay's worktrees are known by name, and so is what relay moved aside: a stale review checkout, a voided turn's folder, a set-aside run's worktree", () => {
+  const root = "/home/me/app.relay-worktrees";
+  for (
+    const name of [
+      "task-1",
+      "task-12",
+      "review",
+      "review-20261206T024536.467Z-4c53ab",
+      "review-20261206T024536.467Z-4c53ab.void",
+      "review.stale-20261206T024536.467Z-4c53ab",
+      "spare",
+      "task-3.void",
+    ]
+  ) {
+    assert.ok(isRelayWorktree(join(root, name)), name);
+    // Wherever the worktree root is (worktree_root in the profile), the names say it.
+    assert.ok(isRelayWorktree(join("/srv/wt", name)), `/srv/wt/${name}`);
+  }
+  // A set-aside run's worktree: by the folder relay moves it to.
+  assert.ok(isRelayWorktree("/srv/wt/.relay-aside/task-1-20261206T024536.467Z-4c53ab-task1-a1"));
+  for (const other of ["/srv/app", "/srv/wt/tasks", "/srv/wt/task-1b", "/srv/wt/reviewer"]) {
+    assert.equal(isRelayWorktree(other), false, other);
+  }
 });
 
 Deno.test("relay --help names every place the profile is looked for, in profilePath()'s order", () => {

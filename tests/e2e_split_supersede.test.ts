@@ -29,7 +29,7 @@ import {
 import type { TaskRecord } from "../lib/state/tasks.ts";
 
 const SET_ASIDE =
-  /task 1: set aside this machine's run (\S+) \(stopped after step "([a-z-]+)"\), not resumed: the remote shows another machine worked task 1: /;
+  /task 1: set aside this machine's run (\S+) \(stopped after step "([a-z-]+)"\), not resumed: the remote shows task 1 went on without this run: /;
 
 /** A's run on task 1 is killed (exit 137) after `step`; its lease then runs out. */
 async function killA(scene: Scene, a: Machine, step: string): Promise<void> {
@@ -123,6 +123,13 @@ Deno.test("split machines: a machine killed at prepared, whose task another mach
   assert.match(back.stdout, /task 2 shipped/, all(back));
   assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
   await assertSetAside(scene, a, runId!);
+  // A person who looks into the set-aside worktree and runs relay there is sent to the
+  // loop's checkout: its NEXT-STEPS.md is the stale run's.
+  const inAside = await scene.relay(["status"], {
+    cwd: join(worktreeRoot(scene, a.name), ".relay-aside", `task-1-${runId}`),
+  });
+  assert.equal(inAside.code, 2, all(inAside));
+  assert.match(inAside.stderr, /one of relay's task or review worktrees; .*relay -C /);
   // With attempts: 1 a counted attempt would have made task 1 BLOCKED: none is.
   await step(scene, b, "review", /task 2 merged/);
   assert.deepEqual((await merges(scene)).map((m) => m.split(":")[0]), [

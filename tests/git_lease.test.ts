@@ -252,7 +252,7 @@ Deno.test("lease guard: a tick stopped past its lease's time finds, before its n
     assert.ok(!(err instanceof HoldError), "nothing here waits for a person");
     assert.match(err.message, /the executor lease on origin is no longer this machine's/);
     assert.match(err.message, /git log -1 refs\/relay\/leases\/executor on origin says which/);
-    assert.match(err.message, /sets its run aside if the remote shows another machine worked/);
+    assert.match(err.message, /sets its run aside if the remote shows the task went on without it/);
     assert.deepEqual(
       said,
       ["warning: the executor lease on origin is no longer this machine's"],

@@ -62,10 +62,16 @@ export function requireRepo(ctx: Context): RepoPaths {
   return repo;
 }
 
-/** relay's own worktrees: `task-<n>` and `review-…` folders, by default under `<repo>.relay-worktrees/`. */
-function isRelayWorktree(root: string): boolean {
-  return /^(task-\d+|review-.+|review|spare)$/.test(basename(root)) ||
-    basename(dirname(root)).endsWith(".relay-worktrees");
+/**
+ * relay's own worktrees: `task-<n>`, `review`, `review-…` and `spare` folders, by default under
+ * `<repo>.relay-worktrees/`, and what relay moved aside there (`<name>.stale-<run>`,
+ * `<name>.void`, a set-aside run's under `.relay-aside/`): each holds a stale copy of the
+ * protocol files, and a tick run in one would act on it.
+ */
+export function isRelayWorktree(root: string): boolean {
+  const parent = basename(dirname(root));
+  return /^(?:task-\d+|review|spare)(?:\.stale-.+|\.void)?$|^review-.+$/.test(basename(root)) ||
+    parent.endsWith(".relay-worktrees") || parent === ".relay-aside";
 }
 
 /** True when `root` is the checkout relay runs from (from source) and relay is not set up in it. */

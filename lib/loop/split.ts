@@ -157,7 +157,7 @@ export class HeldRole implements LeaseGuard {
     if (!this.#lost) return;
     // Not a HOLD: nothing here needs a person. The run stays journaled, and the next tick that
     // takes the lease settles it from what the remote shows, as after a crash: set aside when
-    // another machine worked the task (lib/loop/supersede.ts, review_stale.ts), else resumed.
+    // the task went on without it (lib/loop/supersede.ts, review_stale.ts), else resumed.
     const role = this.held.lease.role;
     throw new RetryError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
@@ -166,8 +166,8 @@ export class HeldRole implements LeaseGuard {
         "longer than that (a suspended machine?) and another machine may have the task now " +
         `(git log -1 ${leaseRef(role)} on ${this.remote} says which). This tick stopped ` +
         "before its next agent turn, push or merge; what it did stays on this machine, and " +
-        "the next tick that holds the lease sets its run aside if the remote shows another " +
-        "machine worked the task, else goes on with it",
+        "the next tick that holds the lease sets its run aside if the remote shows the task " +
+        "went on without it, else goes on with it",
     );
   }
 

@@ -220,7 +220,9 @@ export async function settleSuperseded(ctx: AsideContext): Promise<boolean> {
       version: 1,
       runId: run.runId,
       task: run.task,
-      reason: `the remote shows another machine worked task ${run.task}: ${reasons.join("; ")}`,
+      // Who moved it on, the remote does not say: another machine, or a person (relay close,
+      // a brief edited on main); the reasons say what it shows.
+      reason: `the remote shows task ${run.task} went on without this run: ${reasons.join("; ")}`,
       decidedAt: new Date().toISOString(),
     };
     await writeJson(path, marker);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
-import { readRefFile } from "../lib/git/discover.ts";
+import { headFromFiles, readRefFile } from "../lib/git/discover.ts";
 import { git as sh } from "./helpers/git_env.ts";
 
 Deno.test("Git.readObjects() reads commits and blobs in one call, null for what is not there", async () => {
@@ -94,6 +94,60 @@ Deno.test("readRefFile() reads a loose or packed ref as git does, and gives no g
     assert.equal(readRefFile(gitDir, "refs/heads"), null, "a folder");
     await Deno.writeTextFile(join(gitDir, "refs", "heads", "junk"), "not an id\n");
     assert.equal(readRefFile(gitDir, "refs/heads/junk"), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test('headFromFiles() and Git.head()/branch()/resolve("HEAD")/treeOf("HEAD") give what git gives: on a branch (loose or packed), detached, in a linked worktree, unborn, and a HEAD it does not read plainly', async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-head-files-" });
+  try {
+    const repo = join(dir, "repo");
+    await Deno.mkdir(repo);
+    await sh(repo, "init", "--quiet", "--initial-branch=main");
+    await sh(repo, "commit", "--quiet", "--allow-empty", "-m", "one");
+    await Deno.mkdir(join(repo, "sub"));
+    const git = new Git(repo);
+    // What git says, for each state the tree is put in below.
+    const same = async (cwd: string, what: string) => {
+      const head = await sh(cwd, "rev-parse", "HEAD");
+      const branch = await new Git(cwd).run(["symbolic-ref", "--quiet", "--short", "HEAD"], {
+        allowFail: true,
+      });
+      const files = headFromFiles(cwd);
+      assert.equal(files?.id, head, `${what}: the id`);
+      assert.equal(files?.branch, branch.code === 0 ? branch.stdout.trim() : null, what);
+      const g = new Git(cwd);
+      assert.equal(await g.head(), head, what);
+      assert.equal(await g.branch(), files?.branch, what);
+      assert.equal(await g.resolve("HEAD"), head, what);
+      assert.equal(await g.treeOf("HEAD"), await sh(cwd, "rev-parse", "HEAD^{tree}"), what);
+    };
+    await same(repo, "a loose branch ref");
+    await same(join(repo, "sub"), "from a folder of the tree");
+    await sh(repo, "pack-refs", "--all");
+    await same(repo, "a packed branch ref");
+    await sh(repo, "commit", "--quiet", "--allow-empty", "-m", "two");
+    await same(repo, "a loose ref over a packed one");
+    await sh(repo, "switch", "--quiet", "--detach", "HEAD~1");
+    await same(repo, "detached");
+    await sh(repo, "switch", "--quiet", "main");
+    const wt = join(dir, "wt");
+    await sh(repo, "worktree", "add", "--quiet", "-b", "task-1", wt, "HEAD~1");
+    await same(wt, "a linked worktree's own HEAD");
+    assert.equal(headFromFiles(repo)?.branch, "main", "the primary's HEAD is its own");
+
+    // Unborn: the branch is named, there is no id, and git is asked (and fails, as ever).
+    await sh(repo, "switch", "--quiet", "--orphan", "fresh");
+    assert.deepEqual(headFromFiles(repo), { id: null, branch: "fresh" });
+    await assert.rejects(git.head());
+    assert.equal(await git.branch(), "fresh");
+    await sh(repo, "switch", "--quiet", "main");
+    // HEAD on a ref outside refs/heads/ (git allows it): not read plainly, git answers.
+    await sh(repo, "symbolic-ref", "HEAD", "refs/remotes/x");
+    assert.equal(headFromFiles(repo), null);
+    await sh(repo, "symbolic-ref", "HEAD", "refs/heads/main");
+    assert.equal(headFromFiles(join(dir, "nowhere")), null, "no repository");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

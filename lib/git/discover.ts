@@ -51,6 +51,26 @@ export function discoverRepo(start: string): RepoPaths | null {
   }
 }
 
+/**
+ * HEAD of the tree around `dir` as git's files say it plainly: a detached commit id (`id`), or
+ * the branch's ref and, when its loose or packed ref file holds one, its commit id. Null when
+ * they say anything else (no repository, a symbolic ref to another symbolic ref, another ref
+ * backend): then git is asked. Git reads the same files, and writes a ref by renaming a lock
+ * file over it, so a read never sees half of one.
+ */
+export function headFromFiles(
+  dir: string,
+): { id: string; branch: null } | { id: string | null; branch: string } | null {
+  const repo = discoverRepo(dir);
+  if (repo === null) return null;
+  const head = readTextOrNull(join(repo.gitDir, "HEAD"))?.replace(/\n$/, "");
+  if (head === undefined) return null;
+  if (FULL_ID.test(head)) return { id: head, branch: null };
+  const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
+  if (ref === undefined) return null;
+  return { id: readRefFile(repo.commonDir, ref), branch: ref.slice("refs/heads/".length) };
+}
+
 /** The branch HEAD points at (`main`), or null when detached. Reads `.git/HEAD` directly. */
 export function currentBranch(gitDir: string): string | null {
   const head = readTextOrNull(join(gitDir, "HEAD"));

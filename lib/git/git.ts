@@ -8,7 +8,7 @@ import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
 import { resolveShared } from "./resolver.ts";
-import { FULL_ID } from "./discover.ts";
+import { FULL_ID, headFromFiles } from "./discover.ts";
 import { confirmLease } from "./lease_guard.ts";
 
 /** Environment for every git call: no prompts, no editors, stable messages. */
@@ -215,8 +215,17 @@ export class Git {
     return (await this.run(args, { allowFail: true })).code === 0;
   }
 
+  /**
+   * `rev`, or for HEAD the commit id git's files give it (see headFromFiles): a full id the
+   * shared resolver answers, where HEAD, the worktree's own, would take a process.
+   */
+  #plain(rev: string): string {
+    return rev === "HEAD" ? headFromFiles(this.cwd)?.id ?? rev : rev;
+  }
+
   /** The sha a revision names, or null when it does not resolve. */
-  async resolve(rev: string): Promise<string | null> {
+  async resolve(given: string): Promise<string | null> {
+    const rev = this.#plain(given);
     const shared = await resolveShared(this.cwd, rev, RESOLVER_GIT);
     if (shared !== undefined) return shared;
     const res = await this.run([
@@ -277,7 +286,8 @@ export class Git {
     return objects;
   }
 
-  async treeOf(rev: string): Promise<string> {
+  async treeOf(given: string): Promise<string> {
+    const rev = this.#plain(given);
     const read = async () =>
       await resolveShared(this.cwd, rev, RESOLVER_GIT, "tree") ??
         await this.out(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`]);
@@ -331,12 +341,15 @@ export class Git {
     return await Promise.all(paths.map((p) => this.showFile(rev, p)));
   }
 
+  /** HEAD's commit id: from git's files when they say it plainly (no process), else from git. */
   async head(): Promise<string> {
-    return await this.out(["rev-parse", "--verify", "HEAD"]);
+    return headFromFiles(this.cwd)?.id ?? await this.out(["rev-parse", "--verify", "HEAD"]);
   }
 
-  /** The branch HEAD is on, or null when detached. */
+  /** The branch HEAD is on, or null when detached: from git's files when they say it plainly. */
   async branch(): Promise<string | null> {
+    const files = headFromFiles(this.cwd);
+    if (files !== null) return files.branch;
     const res = await this.run(["symbolic-ref", "--quiet", "--short", "HEAD"], { allowFail: true });
     return res.code === 0 ? res.stdout.trim() : null;
   }

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { HoldError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
+import { confirmLease } from "../../git/lease_guard.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import { anchorRef } from "../../state/paths.ts";
 import { archiveJournal } from "../../state/journal.ts";
@@ -25,6 +26,11 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
   const { config, primary } = ready(tick);
   const brief = briefOf(tick);
   const journal = s.run!;
+  // Split machines: the role is still this machine's before the turn's outcome is judged and
+  // recorded (a failed attempt, a commit). One lost meanwhile stops the tick here with the run
+  // journaled, and the next tick that holds the lease settles it from the remote
+  // (lib/loop/supersede.ts): not counted as failed when the task went on without it.
+  await confirmLease();
   const held = await checkAgentStayedInBounds(tick, journal);
   if (held) return { kind: "held", ...held };
   const runDir = join(tick.state.runs, journal.runId);

@@ -139,7 +139,11 @@ export async function snapshot(
 /** The repository's refs a reviewer must not move (relay's own and remote-tracking ones aside). */
 export async function refsOf(primary: Git): Promise<string> {
   return (await primary.out(["for-each-ref", "--format=%(refname) %(objectname)"]))
-    .split("\n").filter((l) => !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/"))
+    .split("\n").filter((l) =>
+      !l.startsWith("refs/relay/") && !l.startsWith("refs/remotes/") &&
+      // The tick's own lease renewals move the lease mirror during the turn (split machines).
+      !l.startsWith("refs/relay-remote/leases/")
+    )
     .join("\n");
 }
 

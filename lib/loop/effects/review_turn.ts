@@ -11,6 +11,7 @@
  */
 import { basename, join } from "node:path";
 import { Git } from "../../git/git.ts";
+import { confirmLease } from "../../git/lease_guard.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { formatVerdict, parseVerdict } from "../../protocol/verdict.ts";
 import { reviewerPrompt, stagePrompt } from "../../agents/prompt.ts";
@@ -152,6 +153,10 @@ export async function runReview(
       null,
     );
     const out = await dispatchReviewer(tick, s, pr, worktree, runDir, notes, stage, previewUrl);
+    // A lease lost during the turn (split machines): its outcome is not recorded here, and its
+    // journal stays, so the next tick that holds the lease weighs it against the remote
+    // (review_stale.ts), as after a crash.
+    let leaseLost = false;
     try {
       const controlAfter = await controlFiles(scope);
       const steered = changedControls(controlBefore, controlAfter);
@@ -177,6 +182,12 @@ export async function runReview(
           undefined,
           stage,
         );
+      }
+      try {
+        await confirmLease();
+      } catch (err) {
+        leaseLost = true;
+        throw err;
       }
       const after = await snapshot(wt, tick.primary, buildOutput);
       const changes: string[] = [];
@@ -300,7 +311,7 @@ export async function runReview(
       // killed before then leaves the journal, and the next tick finds the turn uncertain
       // unless its outcome is recorded (settleOrphanReviewer).
       const rj = await import("../review_journal.ts");
-      await rj.clearReviewJournal(tick.state.reviewJournal);
+      if (!leaseLost) await rj.clearReviewJournal(tick.state.reviewJournal);
     }
   }
   throw new Error("unreachable");

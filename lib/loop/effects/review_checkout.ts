@@ -388,9 +388,16 @@ export async function voidTurn(
   for (const [ref, sha] of was) {
     if (!now.has(ref)) await tick.primary.updateRef(ref, sha, restore, "");
   }
-  // Named by the run: the reusable checkout's folder name is the same every turn.
-  const aside = join(dirname(worktree), `review-${runId}.void`);
+  const aside = voidFolder(worktree, runId);
   await Deno.rename(worktree, aside);
   await tick.primary.run(["worktree", "prune"]);
   tick.log.step(`kept the void turn's files at ${aside}`);
+}
+
+/**
+ * Where a void reviewer turn's checkout is moved: named by the run, since the reusable
+ * checkout's folder name is the same every turn.
+ */
+export function voidFolder(worktree: string, runId: string): string {
+  return join(dirname(worktree), `review-${runId}.void`);
 }

@@ -48,6 +48,7 @@ import {
   settleOrphanReviewer,
   snapshot,
   type Tick,
+  voidFolder,
   voidTurn,
 } from "./review_checkout.ts";
 
@@ -211,7 +212,9 @@ export async function runReview(
             `the ${who} changed its worktree and relay could not undo it: ${
               (err as Error).message.split("\n")[0]
             }`,
-            `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the ${who} moved; the turn's folder is ${worktree} (or ${worktree}.void). Then run "relay resume".`,
+            `Compare the refs under refs/relay/void/${runId}/ with the repository's (git for-each-ref) and put back what the ${who} moved; the turn's folder is ${worktree} (or, moved aside, ${
+              voidFolder(worktree, runId)
+            }). Then run "relay resume".`,
             stage,
           );
         }

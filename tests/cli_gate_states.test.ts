@@ -110,7 +110,9 @@ Deno.test("relay gate survives a failed guess read when the fetch moved main", a
 
   // A git whose `cat-file --batch` fails when it is asked for the main of before the fetch:
   // the guess's read, and only it (the gate's own read names main by its ref). Told apart by
-  // what is asked, not by which starts first: under load two reads may start together.
+  // what is asked, not by which starts first: under load two reads may start together. Its
+  // fetch waits 3 s first, so the guess, made from the ref files while the fetch runs, reads
+  // them before the fetch moves main, however slowly the gate's modules load.
   const bin = join(scene.dir, "bin");
   await Deno.mkdir(bin);
   const realGit = new TextDecoder().decode(
@@ -121,6 +123,7 @@ Deno.test("relay gate survives a failed guess read when the fetch moved main", a
     join(bin, "git"),
     `#!/bin/bash
 for a in "$@"; do
+  if [ "$a" = "fetch" ]; then sleep 3; break; fi
   if [ "$a" = "--batch" ]; then
     asked=$(mktemp -p ${scene.dir})
     cat > "$asked"

@@ -202,12 +202,15 @@ merge_check() {
   if [[ "$MT_RC" -ne 0 && "$MT_RC" -ne 1 ]]; then
     fail "git merge-tree failed with exit $MT_RC: $out"
   fi
-  MT_TREE="$(printf '%s\n' "$out" | head -n 1)"
+  # Cut by parameter expansion, not `printf | head`: under pipefail, head exiting before the
+  # builtin printf has written everything kills printf with SIGPIPE, and the case with it.
+  MT_TREE="${out%%$'\n'*}"
   MT_CONFLICTS=()
-  local line
+  local line rest=""
+  [[ "$out" == *$'\n'* ]] && rest="${out#*$'\n'}"
   while IFS= read -r line; do
     [[ -n "$line" ]] && MT_CONFLICTS+=("$line")
-  done < <(printf '%s\n' "$out" | tail -n +2)
+  done <<<"$rest"
   echo "# merge-tree $2 $3 -> exit $MT_RC, conflicts: ${MT_CONFLICTS[*]:-(none)}"
 }
 
@@ -288,14 +291,14 @@ case_new_protocol() {
 
   merge_check "$pri" origin/main origin/task-1
   [[ "$MT_RC" -eq 0 ]] || fail "expected a clean merge (exit 0), got exit $MT_RC"
-  g "$pri" show "$MT_TREE:index.html" | grep -qxF "<p>Welcome to the demo.</p>" ||
+  grep -qxF "<p>Welcome to the demo.</p>" <<<"$(g "$pri" show "$MT_TREE:index.html")" ||
     fail "merged index.html lacks the product change"
   local p
   for p in "${PAPERWORK[@]}"; do
     [[ "$(g "$pri" rev-parse "$MT_TREE:$p")" == "$(g "$pri" rev-parse "origin/main:$p")" ]] ||
       fail "merged $p differs from origin/main's"
   done
-  g "$pri" show "$MT_TREE:NEXT-STEPS.md" | grep -qxF "Status: DONE" ||
+  grep -qxF "Status: DONE" <<<"$(g "$pri" show "$MT_TREE:NEXT-STEPS.md")" ||
     fail "merged NEXT-STEPS.md lost the executor's Status: DONE"
   # Main really did move under the branch: the planner's paperwork commit is on
   # main but not on task-1.

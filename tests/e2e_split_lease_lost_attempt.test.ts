@@ -12,7 +12,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AGENTS, all, exists, makeScene } from "./helpers/scene.ts";
-import { briefs, expire, launched, tick } from "./helpers/split_machines.ts";
+import {
+  briefs,
+  expire,
+  launched,
+  outlivedLease,
+  sleep,
+  tick,
+  waitForGo,
+} from "./helpers/split_machines.ts";
 import type { TaskRecord } from "../lib/state/tasks.ts";
 
 /** The results of the attempts a task record holds, in order (none when there is no record). */
@@ -21,10 +29,6 @@ async function results(path: string): Promise<string[]> {
   if (text === null) return [];
   const record: TaskRecord = JSON.parse(text);
   return record.rounds.flatMap((r) => r.attempts.map((x) => x.result));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 Deno.test({
@@ -36,9 +40,7 @@ Deno.test({
   fn: async () => {
     await using scene = await makeScene({ config: "machines: split\n" });
     // A's agent waits for `go`, then fails (exit 1: judged, a failed attempt); C's is honest.
-    const agent = `if [ "$FAKE_MACHINE" = A ] && [ -n "\${FAKE_GO:-}" ]; then\n` +
-      `  for _ in $(seq 1 3000); do [ -e "$FAKE_GO" ] && break; sleep 0.1; done\n  exit 1\nfi\n` +
-      `exec bash "${join(AGENTS, "good.sh")}" "$@"`;
+    const agent = waitForGo("A", 300, "  exit 1\n") + `exec bash "${join(AGENTS, "good.sh")}" "$@"`;
     const { a, b, c, launches } = await briefs(scene, ["Outlived"], agent);
     // A's agent takes longer than the scene's 60 s turn limit: it waits through the hang.
     const profileA = await Deno.readTextFile(a.profile);
@@ -60,18 +62,7 @@ Deno.test({
     assert.match(merged.stdout, /task 1 merged/, all(merged));
 
     // A's network hangs through its renewal at 2 minutes; it is back once the lease is overdue.
-    const away = `${scene.origin}.away`;
-    await Deno.rename(scene.origin, away);
-    await sleep(Math.max(0, started + 185_000 - Date.now()));
-    await Deno.rename(away, scene.origin);
-    await Deno.writeTextFile(go, "");
-    const lost = await aTick;
-    assert.equal(lost.code, 1, all(lost));
-    assert.match(
-      lost.stderr,
-      /the executor lease on origin is no longer this machine's/,
-      all(lost),
-    );
+    const lost = await outlivedLease(scene, started, go, aTick, "executor");
     assert.doesNotMatch(lost.stderr, /HOLD/, all(lost));
 
     // Nothing of the turn was judged: the run is journaled, no attempt recorded, no HOLD.

@@ -20,15 +20,17 @@ import {
   exists,
   makeScene,
   originMerges,
-  REVIEWERS,
   reviewRecord,
   stateDir,
 } from "./helpers/scene.ts";
-import { briefs, expire, tick } from "./helpers/split_machines.ts";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+import {
+  briefs,
+  expire,
+  outlivedLease,
+  reviewerWaitingOnB,
+  sleep,
+  tick,
+} from "./helpers/split_machines.ts";
 
 Deno.test({
   name:
@@ -38,14 +40,7 @@ Deno.test({
   fn: async () => {
     await using scene = await makeScene({ config: "machines: split\n" });
     // B's reviewer waits for `go` (B only); then the honest reviewer (PASS unless FAKE_FAIL_ONCE).
-    const reviewer = join(scene.dir, "b-waits.sh");
-    await Deno.writeTextFile(
-      reviewer,
-      `#!/usr/bin/env bash\nif [ "\${FAKE_MACHINE:-}" = B ] && [ -n "\${FAKE_GO:-}" ]; then\n` +
-        `  for _ in $(seq 1 3000); do [ -e "$FAKE_GO" ] && break; sleep 0.1; done\nfi\n` +
-        `exec bash "${join(REVIEWERS, "honest.sh")}" "$@"\n`,
-    );
-    await Deno.writeTextFile(join(scene.dir, "reviewer-script"), reviewer);
+    await reviewerWaitingOnB(scene, 300);
     // Task 1: the honest agent; fix brief 2: an executor that pushes back (no new commit).
     const agent = `if [ "$RELAY_TASK" = 2 ]; then exec bash "${
       join(AGENTS, "pushback.sh")
@@ -75,19 +70,8 @@ Deno.test({
 
     // B's network hangs through its renewal at 2 minutes (origin out of reach: the renewal
     // and its fetch fail, deciding nothing); it is back once the lease is overdue (3 minutes).
-    const away = `${scene.origin}.away`;
-    await Deno.rename(scene.origin, away);
-    await sleep(Math.max(0, started + 185_000 - Date.now()));
-    await Deno.rename(away, scene.origin);
-    // B's reviewer ends with a PASS.
-    await Deno.writeTextFile(go, "");
-    const lost = await bTick;
-    assert.equal(lost.code, 1, all(lost));
-    assert.match(
-      lost.stderr,
-      /the reviewer lease on origin is no longer this machine's/,
-      all(lost),
-    );
+    // B's reviewer then ends with a PASS.
+    await outlivedLease(scene, started, go, bTick, "reviewer");
     // Nothing of the turn recorded: the turn is still journaled, no PASS on B's record.
     assert.ok(await exists(journal), "B's review turn is no longer journaled");
     const record = await reviewRecord(scene).catch(() => null);

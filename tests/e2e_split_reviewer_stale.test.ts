@@ -14,23 +14,26 @@ import {
   exists,
   makeScene,
   originMerges,
-  REVIEWERS,
   reviewRecord,
   running,
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
-import { briefs, expire, lease, type Machine, tick } from "./helpers/split_machines.ts";
+import {
+  briefs,
+  expire,
+  lease,
+  type Machine,
+  reviewerWaitingOnB,
+  sleep,
+  tick,
+} from "./helpers/split_machines.ts";
 
 interface Journal {
   runId: string;
   task: number;
   pid: number;
   uncertain?: unknown;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function waitUntilGone(pid: number, ms: number): Promise<boolean> {
@@ -66,14 +69,7 @@ async function killedOnB(scene: Scene): Promise<{
   journal: Journal;
   head: string;
 }> {
-  const reviewer = join(scene.dir, "b-waits.sh");
-  await Deno.writeTextFile(
-    reviewer,
-    `#!/usr/bin/env bash\nif [ "\${FAKE_MACHINE:-}" = B ] && [ -n "\${FAKE_GO:-}" ]; then\n` +
-      `  for _ in $(seq 1 600); do [ -e "$FAKE_GO" ] && break; sleep 0.1; done\nfi\n` +
-      `exec bash "${join(REVIEWERS, "honest.sh")}" "$@"\n`,
-  );
-  await Deno.writeTextFile(join(scene.dir, "reviewer-script"), reviewer);
+  await reviewerWaitingOnB(scene, 60);
   const { a, b, c } = await briefs(scene, ["Stale turn"]);
   const shipped = await tick(scene, a, "poll");
   assert.match(shipped.stdout, /task 1 shipped/, all(shipped));

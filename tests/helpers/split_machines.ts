@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, all, brief, type RelayResult, type Scene } from "./scene.ts";
+import { AGENTS, all, brief, type RelayResult, REVIEWERS, type Scene } from "./scene.ts";
 
 export interface Machine {
   name: string;
@@ -104,4 +104,61 @@ export async function expire(scene: Scene, role: "executor" | "reviewer"): Promi
 /** The launches the counting agent wrote, a line each ("task 1 C"). */
 export async function launched(file: string): Promise<string[]> {
   return (await Deno.readTextFile(file).catch(() => "")).split("\n").filter((l) => l !== "");
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A bash `if` block for a fake agent: on machine `name`, when the tick's env sets FAKE_GO, the
+ * turn lasts until the file FAKE_GO names exists (at most `seconds`), then runs `then`.
+ */
+export function waitForGo(name: string, seconds: number, then = ""): string {
+  return `if [ "\${FAKE_MACHINE:-}" = ${name} ] && [ -n "\${FAKE_GO:-}" ]; then\n` +
+    `  for _ in $(seq 1 ${seconds * 10}); do [ -e "$FAKE_GO" ] && break; sleep 0.1; done\n` +
+    `${then}fi\n`;
+}
+
+/** The fake reviewer: on machine B it waits for FAKE_GO (see waitForGo), then the honest one. */
+export async function reviewerWaitingOnB(scene: Scene, seconds: number): Promise<void> {
+  const reviewer = join(scene.dir, "b-waits.sh");
+  await Deno.writeTextFile(
+    reviewer,
+    `#!/usr/bin/env bash\n${waitForGo("B", seconds)}` +
+      `exec bash "${join(REVIEWERS, "honest.sh")}" "$@"\n`,
+  );
+  await Deno.writeTextFile(join(scene.dir, "reviewer-script"), reviewer);
+}
+
+/**
+ * A machine's network hangs from now until its lease is overdue (`started` + 3 min 5 s: a
+ * renewal is due every 2 minutes and asked again half an interval late): the origin is out of
+ * reach, so the renewal at 2 minutes and the fetch that would tell a lost lease decide nothing.
+ */
+export async function hangUntilOverdue(scene: Scene, started: number): Promise<void> {
+  const away = `${scene.origin}.away`;
+  await Deno.rename(scene.origin, away);
+  await sleep(Math.max(0, started + 185_000 - Date.now()));
+  await Deno.rename(away, scene.origin);
+}
+
+/**
+ * The end of a tick that outlives its lease: the machine's network hangs until the lease is
+ * overdue (hangUntilOverdue), then its agent's turn ends (the file `go` appears), and the tick
+ * (`pending`) stops with exit 1 on finding `role`'s lease another machine's.
+ */
+export async function outlivedLease(
+  scene: Scene,
+  started: number,
+  go: string,
+  pending: Promise<RelayResult>,
+  role: "executor" | "reviewer",
+): Promise<RelayResult> {
+  await hangUntilOverdue(scene, started);
+  await Deno.writeTextFile(go, "");
+  const lost = await pending;
+  assert.equal(lost.code, 1, all(lost));
+  assert.match(lost.stderr, new RegExp(`the ${role} lease on origin is no longer this machine's`));
+  return lost;
 }

@@ -62,20 +62,24 @@ export function headFromFiles(
   dir: string,
 ): { id: string; branch: null } | { id: string | null; branch: string } | null {
   const repo = discoverRepo(dir);
-  if (repo === null) return null;
-  const head = readTextOrNull(join(repo.gitDir, "HEAD"))?.replace(/\n$/, "");
+  const head = repo && readHead(repo.gitDir);
+  if (!head) return null;
+  if (head.branch === null) return head;
+  return { id: readRefFile(repo.commonDir, `refs/heads/${head.branch}`), branch: head.branch };
+}
+
+/** What `<gitDir>/HEAD` says plainly: a detached commit id, or a branch; null for anything else. */
+function readHead(gitDir: string): { id: string; branch: null } | { branch: string } | null {
+  const head = readTextOrNull(join(gitDir, "HEAD"))?.trimEnd();
   if (head === undefined) return null;
   if (FULL_ID.test(head)) return { id: head, branch: null };
-  const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
-  if (ref === undefined) return null;
-  return { id: readRefFile(repo.commonDir, ref), branch: ref.slice("refs/heads/".length) };
+  const branch = /^ref: refs\/heads\/(\S+)$/.exec(head)?.[1];
+  return branch === undefined ? null : { branch };
 }
 
 /** The branch HEAD points at (`main`), or null when detached. Reads `.git/HEAD` directly. */
 export function currentBranch(gitDir: string): string | null {
-  const head = readTextOrNull(join(gitDir, "HEAD"));
-  const match = head ? /^ref: refs\/heads\/(.+?)\s*$/.exec(head) : null;
-  return match?.[1] ?? null;
+  return readHead(gitDir)?.branch ?? null;
 }
 
 /** Names the merge, rebase, cherry-pick or revert in progress in this tree, or null. */

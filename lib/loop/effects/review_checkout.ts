@@ -127,7 +127,7 @@ export async function snapshot(
 ): Promise<{ head: string; status: string; refs: string }> {
   const refs = await refsOf(primary);
   return {
-    head: await detachedHead(wt.cwd) ?? await wt.out(["rev-parse", "HEAD"]),
+    head: await wt.head(),
     status: withoutUntrackedBuildOutput(
       await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
       buildOutput,

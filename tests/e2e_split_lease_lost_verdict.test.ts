@@ -71,7 +71,8 @@ Deno.test({
     // B's network hangs through its renewal at 2 minutes (origin out of reach: the renewal
     // and its fetch fail, deciding nothing); it is back once the lease is overdue (3 minutes).
     // B's reviewer then ends with a PASS.
-    await outlivedLease(scene, started, go, bTick, "reviewer");
+    const lost = await outlivedLease(scene, started, go, bTick, "reviewer");
+    assert.match(lost.stderr, /finds its reviewer turn void if the remote shows the round settled/);
     // Nothing of the turn recorded: the turn is still journaled, no PASS on B's record.
     assert.ok(await exists(journal), "B's review turn is no longer journaled");
     const record = await reviewRecord(scene).catch(() => null);

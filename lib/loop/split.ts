@@ -156,8 +156,9 @@ export class HeldRole implements LeaseGuard {
     }
     if (!this.#lost) return;
     // Not a HOLD: nothing here needs a person. The run stays journaled, and the next tick that
-    // takes the lease settles it from what the remote shows, as after a crash: set aside when
-    // the task went on without it (lib/loop/supersede.ts, review_stale.ts), else resumed.
+    // takes the lease settles it from what the remote shows, as after a crash: an executor's
+    // run set aside or resumed (lib/loop/supersede.ts), a reviewer's turn void or uncertain
+    // (lib/loop/review_stale.ts).
     const role = this.held.lease.role;
     throw new RetryError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
@@ -166,8 +167,12 @@ export class HeldRole implements LeaseGuard {
         "longer than that (a suspended machine?) and another machine may have the task now " +
         `(git log -1 ${leaseRef(role)} on ${this.remote} says which). This tick stopped ` +
         "before its next agent turn, push or merge; what it did stays on this machine, and " +
-        "the next tick that holds the lease sets its run aside if the remote shows the task " +
-        "went on without it, else goes on with it",
+        "the next tick that holds the lease " +
+        (role === "executor"
+          ? "sets its run aside if the remote shows the task went on without it, else goes on " +
+            "with it"
+          : "finds its reviewer turn void if the remote shows the round settled elsewhere, " +
+            "else uncertain (a HOLD)"),
     );
   }
 

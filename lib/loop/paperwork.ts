@@ -320,7 +320,7 @@ export async function pushMain(
  * where both changed the same lines, relay's paperwork wins (`-X theirs`: in a
  * rebase, "theirs" is the commit being replayed — relay's).
  */
-async function rebasePaperwork(
+export async function rebasePaperwork(
   primary: Git,
   remote: string,
   main: string,

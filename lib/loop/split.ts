@@ -41,9 +41,16 @@ import { hostname } from "../state/lock.ts";
 import { machineId, mayBeSplit } from "../state/machines.ts";
 import { BRIEF_FILE, CONFIG_FILE, type StatePaths } from "../state/paths.ts";
 import { readTextOrNull } from "../state/json_file.ts";
+import { failpoint } from "../state/failpoint.ts";
 import { runId } from "../state/run_id.ts";
 import { readStatus } from "../protocol/status_line.ts";
-import { commitReviewerPaperwork, mainAhead, pushMain, syncMain } from "./paperwork.ts";
+import {
+  commitReviewerPaperwork,
+  mainAhead,
+  pushMain,
+  rebasePaperwork,
+  syncMain,
+} from "./paperwork.ts";
 
 /**
  * How long a lease lasts without renewal. A machine that crashed frees its role this long
@@ -375,9 +382,14 @@ export async function startReviewer(
   try {
     const aside = join(state.dir, "paperwork-aside");
     await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
-    // Paperwork a previous tick committed but could not push (an unreachable remote).
-    if (await mainAhead(git, config.remote, config.main)) {
-      await pushMain(git, config.remote, config.main, { aside, log });
+    // Paperwork a previous tick committed but could not push (an unreachable remote, a tick
+    // killed before its push) goes out with this tick's, at its end (publishReviewerPaperwork),
+    // once the tick has looked at the remote: a brief another machine made stale meanwhile (a
+    // fix brief for a task it merged) is then retired before it is ever the tip of the
+    // remote's main, where an executor could start on it. Here it only moves onto the
+    // remote's main, so the tick works on top of what the remote has.
+    if (await mainDiverged(git, config.remote, config.main)) {
+      await rebasePaperwork(git, config.remote, config.main, { aside, log, fetched: true });
     }
     // Only a turn journaled here can be stale; a tick without one (the common case) loads
     // nothing more.
@@ -399,6 +411,12 @@ export async function startReviewer(
   return taken;
 }
 
+/** True when local main and the remote's main each have commits the other lacks. */
+async function mainDiverged(git: Git, remote: string, main: string): Promise<boolean> {
+  const upstream = `refs/remotes/${remote}/${main}`;
+  return await mainAhead(git, remote, main) && !(await git.isAncestor(upstream, "HEAD"));
+}
+
 /** The reviewer's end in split mode: what it left in the brief and the inbox, committed and pushed. */
 export async function publishReviewerPaperwork(
   config: RepoConfig,
@@ -409,6 +427,7 @@ export async function publishReviewerPaperwork(
   const git = new Git(repo.root, config.timeouts.networkMs);
   const sha = await commitReviewerPaperwork(git, config.paperwork.commitSuffix);
   if (sha) log.step(`committed the reviewer's paperwork on ${config.main} (${sha.slice(0, 12)})`);
+  failpoint("reviewer-paperwork-committed");
   if (await mainAhead(git, config.remote, config.main)) {
     await pushMain(git, config.remote, config.main, {
       aside: join(state.dir, "paperwork-aside"),

@@ -38,7 +38,13 @@ Deno.test("split machines: a reviewer's paperwork left unpushed by a killed tick
   // B comes back.
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));
-  // B's promotion is C's, commit for commit: the rebase drops it, and nothing more lands.
+  // The origin changed the brief since B's main last matched it, and so did B: B's promotion
+  // is set aside, not replayed, and nothing more lands.
+  assert.match(
+    back.stderr,
+    /set aside this machine's paperwork that never reached origin/,
+    all(back),
+  );
   const subjects = await scene.out(["log", "--format=%s", "refs/heads/main"], scene.origin);
   assert.equal(
     subjects.split("\n").filter((s) => s === "Task #2: brief — OPEN (task-2)").length,
@@ -94,4 +100,82 @@ Deno.test("split machines: a fix brief left unpushed by a killed tick, for a tas
   const idle = await tick(scene, a, "poll");
   assert.match(idle.stdout, /idle: NEXT-STEPS.md is not OPEN/, all(idle));
   assert.deepEqual(await launched(launches), ["task 1 A"]);
+});
+
+for (
+  const [failpoint, left] of [
+    ["reviewer-paperwork-committed", "committed"],
+    ["reviewer-paperwork-written", "not even committed"],
+  ] as const
+) {
+  Deno.test(`split machines: a promotion a killed tick left ${left} is set aside when the origin's brief moved on, though a third brief makes it differ from the other machine's: task 2 is not reopened after it shipped, and the loop goes on to task 3`, async () => {
+    await using scene = await makeScene({ config: "machines: split\n" });
+    const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
+    assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+    const killed = await tick(scene, b, "review", { RELAY_FAILPOINT: failpoint });
+    assert.equal(killed.code, 137, all(killed));
+    await expire(scene, "reviewer");
+    assert.equal((await tick(scene, c, "review")).code, 0);
+    const second = await tick(scene, a, "poll");
+    assert.match(second.stdout, /task 2 shipped/, all(second));
+
+    const back = await tick(scene, b, "review");
+    assert.equal(back.code, 0, all(back));
+    assert.match(back.stderr, /set aside this machine's paperwork/, all(back));
+    assert.match(back.stdout, /task 2 merged/, all(back));
+    const brief = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+    assert.match(brief, /^Status: OPEN\nTask: 3\n/, brief);
+    const third = await tick(scene, a, "poll");
+    assert.match(third.stdout, /task 3 shipped/, all(third));
+    assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+    // What B set aside was kept: its commits under an anchor, its files under .git/relay.
+    const anchors = await scene.out(
+      ["for-each-ref", "--format=%(refname)", "refs/relay/anchors/paperwork/"],
+      b.dir,
+    );
+    assert.equal(anchors.split("\n").filter((l) => l !== "").length, left === "committed" ? 1 : 0);
+    if (left !== "committed") {
+      const aside = join(b.dir, ".git", "relay", "paperwork-aside");
+      const kept = [];
+      for await (const e of Deno.readDir(aside)) {
+        kept.push(await Deno.readTextFile(join(aside, e.name, "NEXT-STEPS.md")).catch(() => ""));
+      }
+      assert.ok(kept.some((t) => /^Status: OPEN\nTask: 2\n/.test(t)), kept.join("\n---\n"));
+    }
+  });
+}
+
+Deno.test("split machines: a fix brief left unpushed by a killed tick never replaces the brief another machine promoted meanwhile: task 2 stays OPEN and is done, the fix brief never reaches the origin", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  await scene.git(scene.origin, ["config", "core.logAllRefUpdates", "always"]);
+  const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: "reviewer-paperwork-committed",
+    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const unpushed = await scene.out(["show", "HEAD:NEXT-STEPS.md"], b.dir);
+  assert.match(unpushed, /^Status: OPEN\nTask: 3\n/, "B's fix brief waits on B's main");
+
+  // C PASSes task 1 afresh, merges it and promotes brief 2.
+  await expire(scene, "reviewer");
+  const merged = await tick(scene, c, "review");
+  assert.match(merged.stdout, /task 1 merged/, all(merged));
+  const brief = () => scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  assert.match(await brief(), /^Status: OPEN\nTask: 2\n/);
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(back.stderr, /set aside this machine's paperwork/, all(back));
+  assert.match(await brief(), /^Status: OPEN\nTask: 2\n/, all(back));
+  for (const tip of await mainTips(scene)) {
+    const text = await scene.out(["show", `${tip}:NEXT-STEPS.md`], scene.origin);
+    assert.doesNotMatch(text, /^Task: 3$/m, `main was at ${tip} with:\n${text}`);
+  }
+  const second = await tick(scene, a, "poll");
+  assert.match(second.stdout, /task 2 shipped/, all(second));
+  const done = await tick(scene, b, "review");
+  assert.match(done.stdout, /task 2 merged/, all(done));
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
 });

@@ -89,7 +89,7 @@ export async function syncMain(
 /** The protocol files relay itself writes uncommitted in the primary tree. */
 const OWN_PAPERWORK = RELAY_PAPERWORK_PATHS;
 
-interface Aside {
+export interface Aside {
   dir: string;
   /** path → what the working tree held (null: deleted). */
   files: Map<string, string | null>;
@@ -100,7 +100,7 @@ interface Aside {
  * copies it under `aside/<time>/`, then puts those paths back as HEAD has them
  * (a file HEAD does not have is moved out). Null when nothing is in the way.
  */
-async function setAsidePaperwork(
+export async function setAsidePaperwork(
   primary: Git,
   local: string,
   origin: string | null,
@@ -247,7 +247,7 @@ export async function commitPaperwork(
 }
 
 /** True when every commit in `range` touches only paperwork. */
-async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
+export async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
   const out = await primary.out(["log", "--format=", "--name-only", "-z", range]);
   const paths = out.split(/[\0\n]/).filter((p) => p !== "");
   return paths.every((p) => PAPERWORK_PATHS.some((pw) => p === pw || p.startsWith(`${pw}/`)));
@@ -369,7 +369,7 @@ export async function rebasePaperwork(
       `Cannot rebase the paperwork commit onto ${remote}/${main}: ${
         rebase.stderr.trim().split("\n")[0] ?? "conflict"
       }`,
-      `Someone changed the protocol files on ${remote}/${main} in a way git cannot replay (a file deleted on one side and changed on the other). In ${primary.cwd}, run "git rebase ${remote}/${main}", resolve NEXT-STEPS.md and COWORK-STATUS.md (keep relay's version for the task it just finished), "git rebase --continue", then "relay resume": the next tick pushes it.`,
+      `Someone changed the protocol files on ${remote}/${main} in a way git cannot replay (a file deleted on one side and changed on the other). In ${primary.cwd}, run "git rebase ${remote}/${main}", resolve NEXT-STEPS.md and COWORK-STATUS.md (keep relay's version for the task it just finished, and ${remote}'s when it already names a later task), "git rebase --continue", then "relay resume": the next tick pushes it.`,
       { local: true },
     );
   }

@@ -381,15 +381,29 @@ export async function startReviewer(
   if ("busy" in taken) return taken;
   try {
     const aside = join(state.dir, "paperwork-aside");
-    await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
-    // Paperwork a previous tick committed but could not push (an unreachable remote, a tick
-    // killed before its push) goes out with this tick's, at its end (publishReviewerPaperwork),
-    // once the tick has looked at the remote: a brief another machine made stale meanwhile (a
-    // fix brief for a task it merged) is then retired before it is ever the tip of the
-    // remote's main, where an executor could start on it. Here it only moves onto the
-    // remote's main, so the tick works on top of what the remote has.
-    if (await mainDiverged(git, config.remote, config.main)) {
-      await rebasePaperwork(git, config.remote, config.main, { aside, log, fetched: true });
+    // Paperwork a previous tick left behind (committed but not pushed: an unreachable remote,
+    // a tick killed before its push; or not even committed) where the remote changed the
+    // brief too meanwhile is stale: set aside, never replayed (lib/loop/stale_paperwork.ts).
+    // Loaded only when local main is not the remote's.
+    const apart = await git.resolve(`refs/remotes/${config.remote}/${config.main}`) !==
+      await git.resolve("HEAD");
+    const setAside = apart &&
+      await (await import("./stale_paperwork.ts")).setAsideStalePaperwork(
+        git,
+        config.remote,
+        config.main,
+        { aside, log },
+      );
+    if (!setAside) {
+      await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
+      // Other paperwork a previous tick left unpushed goes out with this tick's, at its end
+      // (publishReviewerPaperwork), once the tick has looked at the remote: a brief another
+      // machine made stale meanwhile (a fix brief for a task it merged) is then retired before
+      // it is ever the tip of the remote's main, where an executor could start on it. Here it
+      // only moves onto the remote's main, so the tick works on top of what the remote has.
+      if (await mainDiverged(git, config.remote, config.main)) {
+        await rebasePaperwork(git, config.remote, config.main, { aside, log, fetched: true });
+      }
     }
     // Only a turn journaled here can be stale; a tick without one (the common case) loads
     // nothing more.
@@ -425,6 +439,7 @@ export async function publishReviewerPaperwork(
   log: Log,
 ): Promise<void> {
   const git = new Git(repo.root, config.timeouts.networkMs);
+  failpoint("reviewer-paperwork-written");
   const sha = await commitReviewerPaperwork(git, config.paperwork.commitSuffix);
   if (sha) log.step(`committed the reviewer's paperwork on ${config.main} (${sha.slice(0, 12)})`);
   failpoint("reviewer-paperwork-committed");

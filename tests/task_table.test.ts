@@ -400,14 +400,14 @@ const CLASSIFY: [string, Partial<Seen>, Partial<ReviewRecord>, "tick" | "merge",
   ["a PASS", {}, { verdicts: [verdict("PASS")] }, "tick", "passed"],
   ["a FAIL not sent back", {}, { verdicts: [verdict("FAIL")] }, "tick", "failed"],
   [
-    "a FAIL whose fix is with the executor",
+    "a FAIL whose fix brief is neither answered nor open",
     {},
     {
       verdicts: [verdict("FAIL")],
       fixes: [{ task: 2, at: "2026-01-01T00:00:03Z", head: "h1" }],
     },
     "tick",
-    "fix-with-executor",
+    "fix-lost",
   ],
   [
     "a FAIL answered without a commit",
@@ -451,7 +451,7 @@ const CLASSIFY: [string, Partial<Seen>, Partial<ReviewRecord>, "tick" | "merge",
     "passed",
   ],
   [
-    "a stage's fix with the executor",
+    "a stage's fix neither answered nor open",
     {},
     {
       verdicts: [verdict("PASS")],
@@ -459,7 +459,7 @@ const CLASSIFY: [string, Partial<Seen>, Partial<ReviewRecord>, "tick" | "merge",
       fixes: [{ task: 2, at: "2026-01-01T00:00:06Z", head: "h1" }],
     },
     "tick",
-    "fix-with-executor",
+    "fix-lost",
   ],
   [
     "a stage's fix answered without a commit: reviewed again",
@@ -691,6 +691,7 @@ const PLANNER_ROWS: [PlannerPhase, string, PlannerPhase, Partial<PlannerState>?]
   ...([
     "rejected",
     "failed",
+    "fix-lost",
     "scope-refused",
     "review-failed",
     "stage-failed",
@@ -759,7 +760,7 @@ const PLANNER_NEXT: [PlannerPhase, Effect["kind"], Partial<PlannerState>?][] = [
       fixes: [1, 2, 3].map((t) => ({ task: t + 1, at: "", head: "h0" })),
     },
   }],
-  ["fix-with-executor", "wait", {
+  ["fix-lost", "send-back", {
     record: { ...RECORD, fixes: [{ task: 2, at: "", head: "h1" }] },
   }],
   ["to-review", "check-scope"],
@@ -847,6 +848,31 @@ Deno.test("planner next: each phase names its one effect, and only the planner's
     covered.add(phase);
   }
   assert.deepEqual(PLANNER_PHASES.filter((p) => !covered.has(p)), []);
+});
+
+Deno.test("planner: a fix brief gone from NEXT-STEPS.md is written again under its own number, in the same round, with the findings on record", () => {
+  const record: ReviewRecord = {
+    ...RECORD,
+    verdicts: [verdict("FAIL")],
+    fixes: [{ task: 2, at: "2026-01-01T00:00:03Z", head: "h1" }],
+  };
+  const lost = at("fix-lost", { record });
+  assert.deepEqual(nextPlanner(lost), {
+    kind: "send-back",
+    findings: [{ severity: "blocker", text: "no test" }],
+    why: "The reviewer failed this PR.",
+    again: 2,
+  });
+  const after = reducePlanner(lost, {
+    kind: "sent-back",
+    fix: 2,
+    head: "h1",
+    at: "2026-01-01T00:00:09Z",
+    why: "The reviewer failed this PR.",
+    findings: [],
+  });
+  assert.equal(after.phase, "sent-back");
+  assert.deepEqual(after.record!.fixes, record.fixes);
 });
 
 Deno.test("planner: a HOLD on record stops the tick before it looks at anything", () => {

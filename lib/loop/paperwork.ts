@@ -150,7 +150,7 @@ export async function setAsidePaperwork(
  * three ways (base: `base`, ours: relay's, theirs: `now`), relay's lines
  * winning where both changed the same ones. Returns one phrase per file.
  */
-async function restoreAside(
+export async function restoreAside(
   primary: Git,
   set: Aside,
   base: string,

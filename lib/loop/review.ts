@@ -342,7 +342,7 @@ function handle(
     case "mark-stale":
       return markStale(ctx);
     case "send-back":
-      return sendBack(ctx, effect.findings, effect.why);
+      return sendBack(ctx, effect.findings, effect.why, effect.again);
     case "route-to-person":
       return routeToPerson(ctx, effect.files);
     case "merge":

@@ -281,6 +281,12 @@ export async function startExecutor(
   const taken = await takeRole(git, config, repo, "executor", log);
   if ("busy" in taken) return taken;
   try {
+    // The reviewer's paperwork a killed tick left here, stale now (its brief OPEN for a task
+    // the remote has done since): set aside before this tick could start on it. A run
+    // journaled here is settled below, from what the remote shows, as ever.
+    if (!journaled && !asideBegun) {
+      await setAsideIfStale(git, config, join(state.dir, "paperwork-aside"), log);
+    }
     if (journaled || asideBegun) {
       // A run journaled here that another machine did meanwhile (this one was stopped past
       // its lease) is set aside, not resumed: decided from what the fetch shows of the remote.
@@ -381,20 +387,7 @@ export async function startReviewer(
   if ("busy" in taken) return taken;
   try {
     const aside = join(state.dir, "paperwork-aside");
-    // Paperwork a previous tick left behind (committed but not pushed: an unreachable remote,
-    // a tick killed before its push; or not even committed) where the remote changed the
-    // brief too meanwhile is stale: set aside, never replayed (lib/loop/stale_paperwork.ts).
-    // Loaded only when local main is not the remote's.
-    const apart = await git.resolve(`refs/remotes/${config.remote}/${config.main}`) !==
-      await git.resolve("HEAD");
-    const setAside = apart &&
-      await (await import("./stale_paperwork.ts")).setAsideStalePaperwork(
-        git,
-        config.remote,
-        config.main,
-        { aside, log },
-      );
-    if (!setAside) {
+    if (!(await setAsideIfStale(git, config, aside, log))) {
       await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
       // Other paperwork a previous tick left unpushed goes out with this tick's, at its end
       // (publishReviewerPaperwork), once the tick has looked at the remote: a brief another
@@ -423,6 +416,24 @@ export async function startReviewer(
     throw err;
   }
   return taken;
+}
+
+/**
+ * Paperwork a previous tick left behind (committed but not pushed: an unreachable remote, a
+ * tick killed before its push; or not even committed) where the remote changed the brief too
+ * meanwhile is stale: set aside, never replayed (lib/loop/stale_paperwork.ts). True when it
+ * was; loaded only when local main is not the remote's.
+ */
+async function setAsideIfStale(
+  git: Git,
+  config: RepoConfig,
+  aside: string,
+  log: Log,
+): Promise<boolean> {
+  const upstream = await git.resolve(`refs/remotes/${config.remote}/${config.main}`);
+  if (upstream === await git.resolve("HEAD")) return false;
+  const { setAsideStalePaperwork } = await import("./stale_paperwork.ts");
+  return await setAsideStalePaperwork(git, config.remote, config.main, { aside, log });
 }
 
 /** True when local main and the remote's main each have commits the other lacks. */

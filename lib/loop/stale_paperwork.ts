@@ -1,27 +1,33 @@
 /**
  * `machines: split`: a reviewer machine's paperwork that never reached the remote — committed
- * but not pushed, or not even committed — when its tick was killed or cut off. Its lease ran
- * out meanwhile and another machine took the role and went on from what the remote showed.
+ * but not pushed, or not even committed — when its tick was killed or cut off. Meanwhile the
+ * remote's main changed the brief: another machine took the role and went on from what the
+ * remote showed, or a person promoted a brief on another clone.
  *
- * When both sides changed the brief since they parted, this machine's brief is stale: a
- * promotion the other machine made too (and the executor has since shipped), or a fix brief
- * written over a brief the other machine promoted. Replaying it would put an old brief back
- * on main — OPEN for a task already done, or in place of the task now in flight, which a
- * later retirement then loses. So it is not replayed: its commits are kept under an anchor
- * ref and the files under `.git/relay/paperwork-aside/`, main goes to the remote's main, and
- * only what the remote cannot have — briefs this machine queued in the inbox — comes back.
- * The tick then decides promotions and fix briefs afresh from the remote, as the other
- * machine did.
+ * Replaying this machine's brief on top would put an old brief back on main — OPEN for a task
+ * already done, or in place of the task now in flight, which a later retirement then loses.
+ * So it is not replayed: its commits are kept under an anchor ref and its files under
+ * `.git/relay/paperwork-aside/`, main goes to the remote's main, and what only this machine
+ * has comes back: briefs it queued that the remote has no trace of, and edits to queued
+ * briefs the remote still has. The tick then decides afresh from the remote: a promotion is
+ * made again where it is still due, and a fix brief this machine wrote whose PR is still open
+ * and unanswered is written again (the planner's fix-lost phase). Only relay's own reviewer
+ * paperwork is ever set aside: a commit of anyone else's, or the executor's report, takes the
+ * usual way (rebase, or a HOLD that says what to do).
  */
 import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import type { Log } from "../proc/log.ts";
-import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
-import { paperworkOnly, setAsidePaperwork } from "./paperwork.ts";
+import { readHeaderTask, readStatus } from "../protocol/status_line.ts";
+import { BRIEF_FILE, INBOX_DIR, REPORT_FILE } from "../state/paths.ts";
+import { restoreAside, setAsidePaperwork } from "./paperwork.ts";
 
 /** Where the commits of a set-aside stale paperwork are kept (one ref per time). */
 export const STALE_PAPERWORK_ANCHORS = "refs/relay/anchors/paperwork/";
+
+/** The subjects of the reviewer's own paperwork commits (commitReviewerPaperwork). */
+const REVIEWER_SUBJECT = /^(Task #\d+: brief — |relay: inbox)/;
 
 /**
  * Moves main to the remote's main, setting this machine's paperwork aside, when the remote
@@ -43,45 +49,54 @@ export async function setAsideStalePaperwork(
   if (!base) return false;
   if ((await primary.changedPaths(base, upstream, [BRIEF_FILE])).length === 0) return false;
   const committed = base !== local;
-  const mine = (await primary.changedPaths(base, local, [BRIEF_FILE])).length > 0 ||
-    (await primary.out(["status", "--porcelain=v1", "-z", "--", BRIEF_FILE])) !== "";
+  const dirty = async (path: string) =>
+    (await primary.out(["status", "--porcelain=v1", "-z", "--", path])) !== "";
+  const mine = (committed && (await primary.changedPaths(base, local, [BRIEF_FILE])).length > 0) ||
+    await dirty(BRIEF_FILE);
   if (!mine) return false;
-  // Commits of someone else's on local main: the caller's usual HOLD says what to do.
-  if (committed && !(await paperworkOnly(primary, `${upstream}..${local}`))) return false;
+  // The executor's report is not the reviewer's to drop: its paperwork takes the usual way.
+  if (await dirty(REPORT_FILE)) return false;
+  // Nor is anything but relay's reviewer commits: a person's commit (config.yaml, say) is
+  // rebased with the paperwork, or the caller's HOLD says what to do.
+  if (committed && !(await reviewerCommitsOnly(primary, `${base}..${local}`))) return false;
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const anchor = `${STALE_PAPERWORK_ANCHORS}${stamp}`;
-  if (committed) {
-    await primary.updateRef(anchor, local, "relay: stale paperwork set aside", "");
-  }
+  const anchor = committed ? await anchorOf(primary, local) : "";
   const set = await setAsidePaperwork(primary, local, null, opts.aside);
-  const others = (await primary.out(["status", "--porcelain=v1", "-z", "--untracked-files=no"]))
-    .split("\0").filter((e) => e !== "").map((e) => e.slice(3));
-  if (others.length) {
+  const ours = set?.files.has(BRIEF_FILE)
+    ? set.files.get(BRIEF_FILE) ?? null
+    : (await primary.showFiles(local, [BRIEF_FILE]))[0] ?? null;
+  // `--keep`, not `--hard`: git refuses rather than drop a change in the tree (a person's
+  // edit of a file the remote changed too, an untracked file in the way), and the commits it
+  // moves main off are under the anchor.
+  const moved = await primary.run(["reset", "--quiet", "--keep", upstream], { allowFail: true });
+  if (moved.code !== 0) {
+    if (set) await restoreAside(primary, set, local, local);
+    const paths = [...moved.stderr.matchAll(/^\t(.+)$/gm)].map((m) => m[1]!.trim());
+    const named = paths.length
+      ? paths
+      : [...moved.stderr.matchAll(/file '([^']+)'/g)].map((m) => m[1]!);
     throw new HoldError(
-      `Cannot bring "${main}" to ${remote}/${main}: the primary tree has changes that are not relay's (${
-        others.join(", ")
+      `Cannot bring "${main}" to ${remote}/${main}: changes in the primary tree are in the way (${
+        named.join(", ") || moved.stderr.trim().split("\n")[0]
       })`,
-      `Someone works in ${primary.cwd}, which relay keeps for its own paperwork. Keep the changes aside with "git stash push --include-untracked -- ${
-        others.join(" ")
-      }" there, then run "relay resume".${
-        set ? ` relay's own uncommitted paperwork is in ${set.dir}.` : ""
-      }`,
+      `${remote}/${main} changed ${BRIEF_FILE} since this machine's last paperwork, which never reached it; relay sets that paperwork aside and starts from ${remote}'s, but someone's files in ${primary.cwd} are in the way. Keep them aside with "git stash push --include-untracked -- ${
+        named.length ? named.join(" ") : "<the files git names below>"
+      }" there (relay never commits a person's changes), then run "relay resume".${
+        anchor ? ` relay's commits are under ${anchor}.` : ""
+      } git said:\n${moved.stderr.trim()}`,
       { local: true },
     );
   }
-  // `--keep`, not `--hard`: git refuses rather than drop a change in the tree, and the
-  // commits it moves main off are under the anchor.
-  await primary.run(["reset", "--quiet", "--keep", upstream]);
 
-  // Briefs this machine queued that the remote never saw: committed ones, then uncommitted.
-  const queued = new Map<string, string>();
+  // What only this machine has of the inbox: the briefs it queued, committed or not, and its
+  // edits of queued briefs.
+  const candidates = new Map<string, string>();
   if (committed) {
     const added = (await primary.out([
       "diff",
       "--name-only",
       "--no-renames",
-      "--diff-filter=A",
+      "--diff-filter=AM",
       "-z",
       base,
       local,
@@ -89,26 +104,121 @@ export async function setAsideStalePaperwork(
       INBOX_DIR,
     ])).split("\0").filter((p) => p !== "");
     const texts = await primary.showFiles(local, added);
-    added.forEach((path, i) => texts[i] !== null && queued.set(path, texts[i]!));
+    added.forEach((path, i) => texts[i] !== null && candidates.set(path, texts[i]!));
   }
   for (const [path, text] of set?.files ?? []) {
-    if (path.startsWith(`${INBOX_DIR}/`) && text !== null) queued.set(path, text);
+    if (path.startsWith(`${INBOX_DIR}/`) && text !== null) candidates.set(path, text);
   }
   const back: string[] = [];
-  for (const [path, text] of queued) {
-    if (await primary.ok(["cat-file", "-e", `${upstream}:${path}`])) continue;
+  const dropped: string[] = [];
+  let known: Set<number> | undefined;
+  for (const [path, text] of candidates) {
     const full = join(primary.cwd, path);
+    const theirs = (await primary.showFiles(upstream, [path]))[0] ?? null;
+    if (theirs !== null) {
+      // Still queued on the remote: this machine's edit goes back on top, merged with the
+      // remote's where both changed it.
+      if (theirs === text) continue;
+      if ((await primary.showFiles(base, [path]))[0] === null) {
+        // Queued under the same name on both sides since they parted: two briefs, not one.
+        dropped.push(`${path} (${remote} queued another brief under this name)`);
+        continue;
+      }
+      await restoreAside(primary, { dir: "", files: new Map([[path, text]]) }, base, upstream);
+      back.push(`${path} (edited)`);
+      continue;
+    }
+    // Not on the remote's main: queued here only, or taken from the queue there (promoted,
+    // done). A brief whose task the remote shows anywhere is not queued again: it would run
+    // twice.
+    const task = readHeaderTask(text);
+    known ??= await knownTasks(primary, remote, base, upstream);
+    if (task === null || known.has(task)) {
+      dropped.push(`${path}${task === null ? "" : ` (${remote} has task ${task} already)`}`);
+      continue;
+    }
     await Deno.mkdir(dirname(full), { recursive: true });
     await Deno.writeTextFile(full, text);
     back.push(path);
   }
+  const kept = [anchor ? `commits under ${anchor}` : "", set ? `files in ${set.dir}` : ""]
+    .filter((s) => s).join(", ");
+  const said = ours === null
+    ? ""
+    : ` (its brief: task ${readHeaderTask(ours) ?? "?"}, ${readStatus(ours) ?? "no status"})`;
   opts.log.step(
-    `set aside this machine's paperwork that never reached ${remote}: ${remote}/${main} changed ${BRIEF_FILE} meanwhile, so this tick starts from its brief (${
-      [
-        committed ? `commits under ${anchor}` : "",
-        set ? `files in ${set.dir}` : "",
-      ].filter((s) => s).join(", ")
-    }${back.length ? `; queued again: ${back.join(", ")}` : ""})`,
+    `set aside this machine's paperwork that never reached ${remote}${said}: ${remote}/${main} changed ${BRIEF_FILE} meanwhile, so this tick starts from its brief (${kept}${
+      back.length ? `; queued again: ${back.join(", ")}` : ""
+    }${dropped.length ? `; not queued again: ${dropped.join(", ")}` : ""})`,
   );
   return true;
+}
+
+/** True when every commit in `range` is relay's reviewer paperwork: the brief and the inbox. */
+async function reviewerCommitsOnly(primary: Git, range: string): Promise<boolean> {
+  const out = await primary.out(["log", "--format=%x01%s", "--name-only", "-z", range]);
+  for (const entry of out.split("\x01").filter((e) => e.trim() !== "")) {
+    const [subject = "", ...paths] = entry.split(/[\0\n]/).filter((p) => p !== "");
+    if (!REVIEWER_SUBJECT.test(subject)) return false;
+    if (!paths.every((p) => p === BRIEF_FILE || p.startsWith(`${INBOX_DIR}/`))) return false;
+  }
+  return true;
+}
+
+/** An anchor ref for `sha`: one already there for it (a tick that HOLDs again), else a new one. */
+async function anchorOf(primary: Git, sha: string): Promise<string> {
+  const refs = await primary.out([
+    "for-each-ref",
+    "--format=%(objectname) %(refname)",
+    STALE_PAPERWORK_ANCHORS,
+  ]);
+  const found = refs.split("\n").find((l) => l.startsWith(`${sha} `));
+  if (found) return found.slice(sha.length + 1);
+  const anchor = `${STALE_PAPERWORK_ANCHORS}${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  await primary.updateRef(anchor, sha, "relay: stale paperwork set aside", "");
+  return anchor;
+}
+
+/**
+ * The task numbers the remote shows: in its brief and report as they were at `base` and in
+ * every brief since, its queue, and its task branches.
+ */
+async function knownTasks(
+  primary: Git,
+  remote: string,
+  base: string,
+  upstream: string,
+): Promise<Set<number>> {
+  const known = new Set<number>();
+  const briefs =
+    (await primary.out(["log", "--format=%H", `${base}..${upstream}`, "--", BRIEF_FILE]))
+      .split("\n").filter((l) => l !== "");
+  for (const rev of [base, upstream, ...briefs]) {
+    for (const text of await primary.showFiles(rev, [BRIEF_FILE, REPORT_FILE])) {
+      const task = readHeaderTask(text);
+      if (task !== null) known.add(task);
+    }
+  }
+  const queued = await primary.out([
+    "ls-tree",
+    "--name-only",
+    "-z",
+    upstream,
+    "--",
+    `${INBOX_DIR}/`,
+  ]);
+  for (const path of queued.split("\0")) {
+    const m = /(?:^|\/)(\d+)-[^/]*$/.exec(path);
+    if (m) known.add(Number(m[1]));
+  }
+  const branches = await primary.out([
+    "for-each-ref",
+    "--format=%(refname:lstrip=3)",
+    `refs/remotes/${remote}/`,
+  ]);
+  for (const name of branches.split("\n")) {
+    const m = /^task-(\d+)$/.exec(name);
+    if (m) known.add(Number(m[1]));
+  }
+  return known;
 }

@@ -22,7 +22,6 @@ export type WaitFor =
   | "review-lock"
   | "orphan-turn"
   | "executor"
-  | "fix-with-executor"
   | "gate"
   | "merge"
   | "preview"
@@ -76,7 +75,8 @@ export type PlannerEffect =
   | { kind: "run-stage"; stage: PostStage }
   | { kind: "gate" }
   | { kind: "mark-stale" }
-  | { kind: "send-back"; findings: Finding[]; why: string }
+  /** `again`: the fix brief of that number, written again (it went missing from the brief). */
+  | { kind: "send-back"; findings: Finding[]; why: string; again?: number }
   | { kind: "route-to-person"; files: string[] }
   | { kind: "merge" }
   | { kind: "weigh-acceptance" }

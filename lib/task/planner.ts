@@ -260,7 +260,10 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
   if (verdict?.verdict === "FAIL") {
     const fix = record.fixes.filter((f) => f.head === pr.head).at(-1);
     if (!fix) return "failed";
-    if (s.report.task !== fix.task) return "fix-with-executor";
+    // Not answered, and not open here either (that is executor-first, above): the fix brief
+    // is gone from NEXT-STEPS.md (set aside with paperwork that never reached the remote, or
+    // replaced by a person's promotion), so it is written again.
+    if (s.report.task !== fix.task) return "fix-lost";
     // The executor answered the fix without a new commit (it pushed back, or found nothing
     // to change): the reviewer reads that answer once. A FAIL after it sends back again.
     if (verdict.at > fix.at) return "failed";
@@ -270,7 +273,7 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
   // A stage after review (or a person's rejection) sent this head back after its PASS.
   const fix = record.fixes.filter((f) => f.head === pr.head).at(-1);
   if (fix && fix.at > verdict.at) {
-    if (s.report.task !== fix.task) return "fix-with-executor";
+    if (s.report.task !== fix.task) return "fix-lost";
     // Answered without a new commit: reviewed again, and the stages run again from there.
     return "to-review";
   }
@@ -391,7 +394,10 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
         sentBack: { fix: e.fix, why: e.why },
         record: {
           ...record!,
-          fixes: [...record!.fixes, { task: e.fix, at: e.at, head: e.head }],
+          // A fix brief written again (fix-lost) is the same round, not a new one.
+          fixes: record!.fixes.some((f) => f.task === e.fix && f.head === e.head)
+            ? record!.fixes
+            : [...record!.fixes, { task: e.fix, at: e.at, head: e.head }],
         },
       });
     case "routed-to-person":

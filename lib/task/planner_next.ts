@@ -11,6 +11,7 @@ import {
   type AcceptRequest,
   type GateDecision,
   type Intent,
+  openFindings,
   type PlannerState,
   stageRunsSince,
   stagesDue,
@@ -35,7 +36,7 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     result: { kind, message, ...more },
   });
   const wait = (
-    what: "executor" | "fix-with-executor" | "gate" | "merge" | "orphan-turn" | "preview",
+    what: "executor" | "gate" | "merge" | "orphan-turn" | "preview",
     message: string,
     kind = "waiting",
   ) => ({ kind: "wait" as const, for: what, result: { kind, message } });
@@ -111,12 +112,19 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
       };
     case "failed":
       return sendBack(s, verdictOn(record, pr.head)!.findings, "The reviewer failed this PR.");
-    case "fix-with-executor": {
+    case "fix-lost": {
+      // The same round again: its findings as on record, its number, no round counted.
       const fix = record.fixes.filter((f) => f.head === pr.head).at(-1)!;
-      return wait(
-        "fix-with-executor",
-        `waiting: the fix brief (task ${fix.task}) for ${pr.id} is with the executor`,
-      );
+      const failed = verdictOn(record, pr.head)?.verdict === "FAIL";
+      const stage = stageRunsSince(record, pr.head).filter(sendsBack).at(-1);
+      return {
+        kind: "send-back",
+        findings: openFindings(record, pr.head),
+        why: failed || !stage
+          ? "The reviewer failed this PR."
+          : `The ${stage.stage} stage sent this PR back.`,
+        again: fix.task,
+      };
     }
     case "to-review":
       return { kind: "check-scope" };

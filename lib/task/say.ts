@@ -59,6 +59,9 @@ export function sayPlanner(effect: PlannerEffect, s: PlannerState): string {
     case "merge":
       return `merges ${pr?.id}`;
     case "send-back": {
+      if (effect.again !== undefined) {
+        return `writes the fix brief (task ${effect.again}) for ${pr?.id} again: it is not in NEXT-STEPS.md`;
+      }
       const round = (s.record?.fixes.length ?? 0) + 1;
       return `sends ${pr?.id} back with a fix brief (round ${round} of ${s.seen?.fixRounds})`;
     }

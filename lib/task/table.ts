@@ -82,7 +82,7 @@ export const PLANNER_PHASES = [
   "executor-first",
   "moved-outside",
   "failed",
-  "fix-with-executor",
+  "fix-lost",
   "to-review",
   "passed",
   "nothing-to-merge",
@@ -131,6 +131,7 @@ type Rule =
 const SENDS_BACK = [
   "rejected",
   "failed",
+  "fix-lost",
   "scope-refused",
   "review-failed",
   "stage-failed",

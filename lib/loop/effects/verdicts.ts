@@ -6,6 +6,8 @@
  */
 import { join } from "node:path";
 import { writeBrief } from "../../protocol/brief_write.ts";
+import { readHeaderTask, readStatus } from "../../protocol/status_line.ts";
+import { readTextOrNull } from "../../state/json_file.ts";
 import { BRIEF_FILE } from "../../state/paths.ts";
 import type { Finding } from "../../state/reviews.ts";
 import { blockedMarker, type PlannerEvent, type PlannerState } from "../../task/planner.ts";
@@ -61,12 +63,25 @@ export async function sendBack(
   tick: PlanContext,
   findings: Finding[],
   why: string,
+  again?: number,
 ): Promise<PlannerEvent> {
   const s = subjectOf(tick);
   const pr = prOf(tick);
-  const inbox = await listInbox(tick.repo.root);
-  const used = await usedTaskNumbers(tick.repo, inbox);
-  const task = Math.max(0, s.report.task, ...used.keys()) + 1;
+  let task: number;
+  if (again !== undefined) {
+    task = again;
+    const there = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+    const holds = there === null
+      ? "there is none"
+      : `it holds task ${readHeaderTask(there) ?? "?"}, ${readStatus(there) ?? "no status"}`;
+    tick.log.step(
+      `the fix brief (task ${again}) for ${pr.id} is not in ${BRIEF_FILE} (${holds}): writing it again`,
+    );
+  } else {
+    const inbox = await listInbox(tick.repo.root);
+    const used = await usedTaskNumbers(tick.repo, inbox);
+    task = Math.max(0, s.report.task, ...used.keys()) + 1;
+  }
   const brief = fixBrief({
     task,
     original: s.brief,

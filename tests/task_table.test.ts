@@ -873,6 +873,42 @@ Deno.test("planner: a fix brief gone from NEXT-STEPS.md is written again under i
   });
   assert.equal(after.phase, "sent-back");
   assert.deepEqual(after.record!.fixes, record.fixes);
+  // Its number taken meanwhile: a fresh one, the same round.
+  const renumbered = reducePlanner(lost, {
+    kind: "sent-back",
+    fix: 4,
+    replaces: 2,
+    head: "h1",
+    at: "2026-01-01T00:00:09Z",
+    why: "The reviewer failed this PR.",
+    findings: [],
+  });
+  assert.deepEqual(renumbered.record!.fixes, [{ task: 4, at: "2026-01-01T00:00:03Z", head: "h1" }]);
+  // What the lost brief said, when the record kept it (a person's rejection, say).
+  const said = { why: "A person rejected this PR.", findings: [{ severity: "major", text: "n" }] };
+  const kept = at("fix-lost", {
+    record: {
+      ...record,
+      verdicts: [verdict("PASS")],
+      fixes: [{ ...record.fixes[0]!, ...said } as ReviewRecord["fixes"][number]],
+    },
+  });
+  assert.deepEqual(nextPlanner(kept), { kind: "send-back", ...said, again: 2 });
+});
+
+Deno.test("planner: a report of a later fix brief (another machine's round) is reviewed, not answered with this machine's fix again", () => {
+  const record: ReviewRecord = {
+    ...RECORD,
+    verdicts: [verdict("FAIL")],
+    fixes: [{ task: 2, at: "2026-01-01T00:00:03Z", head: "h1" }],
+  };
+  const seen = {
+    ...SEEN,
+    subject: { ...SEEN.subject!, report: { task: 3, outcome: "SHIPPED" as const, head: "h1" } },
+  };
+  assert.equal(classify({ kind: "tick" }, seen, record), "to-review");
+  const failedAgain = { ...record, verdicts: [verdict("FAIL", { at: "2026-01-01T00:00:09Z" })] };
+  assert.equal(classify({ kind: "tick" }, seen, failedAgain), "failed");
 });
 
 Deno.test("planner: a HOLD on record stops the tick before it looks at anything", () => {

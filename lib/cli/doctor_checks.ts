@@ -358,7 +358,7 @@ export function prInFlight(s: Snapshot): Finding[] {
       what:
         `PR ${p.id} (task ${p.task}) is in flight while brief ${b.task} is OPEN and is not its fix`,
       why:
-        `one PR is in flight at a time: the executor does not start task ${b.task} until PR ${p.id} is merged or closed, and the reviewer does not write the fixes task ${p.task} may need.`,
+        `one PR is in flight at a time: the executor does not start task ${b.task} until PR ${p.id} is merged or closed, and a fix brief the reviewer writes for task ${p.task} moves brief ${b.task} back to the queue.`,
       fix: `finish PR ${p.id} first (relay -C ${
         shellWord(s.root)
       } review), or give up on it: relay -C ${

@@ -285,7 +285,7 @@ export async function startExecutor(
     // the remote has done since): set aside before this tick could start on it. A run
     // journaled here is settled below, from what the remote shows, as ever.
     if (!journaled && !asideBegun) {
-      await setAsideIfStale(git, config, join(state.dir, "paperwork-aside"), log);
+      await setAsideIfStale(git, config, repo, join(state.dir, "paperwork-aside"), log);
     }
     if (journaled || asideBegun) {
       // A run journaled here that another machine did meanwhile (this one was stopped past
@@ -387,7 +387,7 @@ export async function startReviewer(
   if ("busy" in taken) return taken;
   try {
     const aside = join(state.dir, "paperwork-aside");
-    if (!(await setAsideIfStale(git, config, aside, log))) {
+    if (!(await setAsideIfStale(git, config, repo, aside, log))) {
       await syncMain(git, config.remote, config.main, { aside, log, fetched: true });
       // Other paperwork a previous tick left unpushed goes out with this tick's, at its end
       // (publishReviewerPaperwork), once the tick has looked at the remote: a brief another
@@ -427,13 +427,14 @@ export async function startReviewer(
 async function setAsideIfStale(
   git: Git,
   config: RepoConfig,
+  repo: RepoPaths,
   aside: string,
   log: Log,
 ): Promise<boolean> {
   const upstream = await git.resolve(`refs/remotes/${config.remote}/${config.main}`);
   if (upstream === await git.resolve("HEAD")) return false;
   const { setAsideStalePaperwork } = await import("./stale_paperwork.ts");
-  return await setAsideStalePaperwork(git, config.remote, config.main, { aside, log });
+  return await setAsideStalePaperwork(git, config.remote, config.main, { aside, log, repo });
 }
 
 /** True when local main and the remote's main each have commits the other lacks. */

@@ -19,7 +19,8 @@ import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import type { Log } from "../proc/log.ts";
-import { readHeaderTask, readStatus } from "../protocol/status_line.ts";
+import type { RepoPaths } from "../git/discover.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR, REPORT_FILE } from "../state/paths.ts";
 import { restoreAside, setAsidePaperwork } from "./paperwork.ts";
 
@@ -39,7 +40,7 @@ export async function setAsideStalePaperwork(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: { aside: string; log: Log; repo: RepoPaths },
 ): Promise<boolean> {
   const upstream = await primary.resolve(`refs/remotes/${remote}/${main}`);
   const local = await primary.resolve("HEAD");
@@ -111,7 +112,7 @@ export async function setAsideStalePaperwork(
   }
   const back: string[] = [];
   const dropped: string[] = [];
-  let known: Set<number> | undefined;
+  let known: Map<number, Set<string | null>> | undefined;
   for (const [path, text] of candidates) {
     const full = join(primary.cwd, path);
     const theirs = (await primary.showFiles(upstream, [path]))[0] ?? null;
@@ -130,15 +131,25 @@ export async function setAsideStalePaperwork(
     }
     // Not on the remote's main: queued here only, or taken from the queue there (promoted,
     // done). A brief whose task the remote shows anywhere is not queued again: it would run
-    // twice.
+    // twice. Unless the remote's task of that number has another title: numbered on another
+    // clone meanwhile, it is another brief, and this one is queued under a free number.
     const task = readHeaderTask(text);
     known ??= await knownTasks(primary, remote, base, upstream);
-    if (task === null || known.has(task)) {
+    const title = readHeaderField(text, "title");
+    const theirTitles = task === null ? undefined : known.get(task);
+    if (task === null || (theirTitles && (theirTitles.has(title) || theirTitles.has(null)))) {
       dropped.push(`${path}${task === null ? "" : ` (${remote} has task ${task} already)`}`);
+      continue;
+    }
+    if (theirTitles) {
+      const moved = await requeue(opts.repo, text, [...known.keys()]);
+      known.set(moved.task, new Set([title]));
+      back.push(`${moved.file} (was ${path}: ${remote} gave task ${task} to another brief)`);
       continue;
     }
     await Deno.mkdir(dirname(full), { recursive: true });
     await Deno.writeTextFile(full, text);
+    known.set(task, new Set([title]));
     back.push(path);
   }
   const kept = [anchor ? `commits under ${anchor}` : "", set ? `files in ${set.dir}` : ""]
@@ -179,38 +190,67 @@ async function anchorOf(primary: Git, sha: string): Promise<string> {
   return anchor;
 }
 
+/** Queues `text` again under the next number free here and on the remote (`taken`). */
+async function requeue(
+  repo: RepoPaths,
+  text: string,
+  taken: number[],
+): Promise<{ task: number; file: string }> {
+  const { listInbox, usedTaskNumbers } = await import("./inbox.ts");
+  const { parseBrief } = await import("../protocol/brief.ts");
+  const { briefSlug, writeBrief } = await import("../protocol/brief_write.ts");
+  const used = await usedTaskNumbers(repo, await listInbox(repo.root));
+  const task = Math.max(0, ...taken, ...used.keys()) + 1;
+  const brief = parseBrief(text, "the queued brief", { allowMissingBranch: true });
+  const branch = brief.branch === `task-${brief.task}` ? `task-${task}` : brief.branch;
+  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  await Deno.writeTextFile(
+    join(repo.root, file),
+    writeBrief({ ...brief, task, branch, status: "QUEUED" }),
+    { createNew: true },
+  );
+  return { task, file };
+}
+
 /**
- * The task numbers the remote shows: in its brief and report as they were at `base` and in
- * every brief since, its queue, and its task branches.
+ * The task numbers the remote shows, each with the titles it goes by there (null: a number
+ * seen without one, in a report or a branch name): in its brief and report as they were at
+ * `base` and in every brief since, its queue, and its task branches.
  */
 async function knownTasks(
   primary: Git,
   remote: string,
   base: string,
   upstream: string,
-): Promise<Set<number>> {
-  const known = new Set<number>();
+): Promise<Map<number, Set<string | null>>> {
+  const known = new Map<number, Set<string | null>>();
+  const add = (task: number | null, title: string | null) => {
+    if (task === null) return;
+    const titles = known.get(task) ?? new Set<string | null>();
+    titles.add(title);
+    known.set(task, titles);
+  };
   const briefs =
     (await primary.out(["log", "--format=%H", `${base}..${upstream}`, "--", BRIEF_FILE]))
       .split("\n").filter((l) => l !== "");
   for (const rev of [base, upstream, ...briefs]) {
-    for (const text of await primary.showFiles(rev, [BRIEF_FILE, REPORT_FILE])) {
-      const task = readHeaderTask(text);
-      if (task !== null) known.add(task);
-    }
+    const [brief = null, report = null] = await primary.showFiles(rev, [BRIEF_FILE, REPORT_FILE]);
+    add(readHeaderTask(brief), readHeaderField(brief, "title"));
+    add(readHeaderTask(report), null);
   }
-  const queued = await primary.out([
+  const numbered = /(?:^|\/)(\d+)-[^/]*$/;
+  const queued = (await primary.out([
     "ls-tree",
     "--name-only",
     "-z",
     upstream,
     "--",
     `${INBOX_DIR}/`,
-  ]);
-  for (const path of queued.split("\0")) {
-    const m = /(?:^|\/)(\d+)-[^/]*$/.exec(path);
-    if (m) known.add(Number(m[1]));
-  }
+  ])).split("\0").filter((p) => numbered.test(p));
+  const texts = await primary.showFiles(upstream, queued);
+  queued.forEach((path, i) => {
+    add(Number(numbered.exec(path)![1]), readHeaderField(texts[i] ?? null, "title"));
+  });
   const branches = await primary.out([
     "for-each-ref",
     "--format=%(refname:lstrip=3)",
@@ -218,7 +258,7 @@ async function knownTasks(
   ]);
   for (const name of branches.split("\n")) {
     const m = /^task-(\d+)$/.exec(name);
-    if (m) known.add(Number(m[1]));
+    if (m) add(Number(m[1]), null);
   }
   return known;
 }

@@ -95,7 +95,9 @@ const review = object(
       },
     )),
     voids: list(object({ runId: str, at: str, why: str })),
-    fixes: list(object({ task: positive, at: str, head: str })),
+    fixes: list(
+      object({ task: positive, at: str, head: str }, { why: str, findings: list(finding) }),
+    ),
   },
   {
     merged: object({ sha: str, at: str, by: oneOf("relay", "out-of-band") }),

@@ -63,8 +63,11 @@ export interface ReviewRecord {
   verdicts: VerdictRecord[];
   /** Void reviewer turns (the reviewer changed its worktree) and invalid verdicts. */
   voids: { runId: string; at: string; why: string }[];
-  /** Fix briefs written for this task. */
-  fixes: { task: number; at: string; head: string }[];
+  /**
+   * Fix briefs written for this task; `why` and `findings` as the brief said them (a brief
+   * written again when it went missing says the same; records before them have neither).
+   */
+  fixes: { task: number; at: string; head: string; why?: string; findings?: Finding[] }[];
   merged?: { sha: string; at: string; by: "relay" | "out-of-band" };
   /** Closed without merging by a person (`relay close`). */
   closed?: { head: string; at: string; reason: string };

@@ -504,7 +504,13 @@ export async function buildSchemas(): Promise<Map<Shape, { safeParse(v: unknown)
       })).optional(),
     })),
     voids: z.array(z.object({ runId: z.string(), at: z.string(), why: z.string() })),
-    fixes: z.array(z.object({ task, at: z.string(), head: z.string() })),
+    fixes: z.array(z.object({
+      task,
+      at: z.string(),
+      head: z.string(),
+      why: z.string().optional(),
+      findings: z.array(finding).optional(),
+    })),
     merged: z.object({
       sha: z.string(),
       at: z.string(),

@@ -167,7 +167,16 @@ export type PlannerEvent =
   | { kind: "verdict-marked-stale"; head: string }
   | { kind: "merge-landed"; sha: string; at: string }
   | { kind: "merge-missed"; why: string }
-  | { kind: "sent-back"; fix: number; head: string; at: string; why: string; findings: Finding[] }
+  /** `replaces`: the number of the missing fix brief this one was written again for. */
+  | {
+    kind: "sent-back";
+    fix: number;
+    head: string;
+    at: string;
+    why: string;
+    findings: Finding[];
+    replaces?: number;
+  }
   | { kind: "routed-to-person"; head: string; files: string[]; at: string }
   /** `task`, `title`: the brief it opened, if any. */
   | { kind: "promoted"; message: string; task?: number; title?: string }
@@ -262,8 +271,9 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
     if (!fix) return "failed";
     // Not answered, and not open here either (that is executor-first, above): the fix brief
     // is gone from NEXT-STEPS.md (set aside with paperwork that never reached the remote, or
-    // replaced by a person's promotion), so it is written again.
-    if (s.report.task !== fix.task) return "fix-lost";
+    // replaced by a person's promotion), so it is written again. A report of a later brief
+    // answers a round written elsewhere (another reviewer machine's, a person's fix brief).
+    if (s.report.task < fix.task) return "fix-lost";
     // The executor answered the fix without a new commit (it pushed back, or found nothing
     // to change): the reviewer reads that answer once. A FAIL after it sends back again.
     if (verdict.at > fix.at) return "failed";
@@ -273,7 +283,7 @@ export function classify(mode: PlannerMode, seen: Seen, record: ReviewRecord | n
   // A stage after review (or a person's rejection) sent this head back after its PASS.
   const fix = record.fixes.filter((f) => f.head === pr.head).at(-1);
   if (fix && fix.at > verdict.at) {
-    if (s.report.task !== fix.task) return "fix-lost";
+    if (s.report.task < fix.task) return "fix-lost";
     // Answered without a new commit: reviewed again, and the stages run again from there.
     return "to-review";
   }
@@ -394,10 +404,18 @@ export function reducePlanner(s: PlannerState, e: PlannerEvent): PlannerState {
         sentBack: { fix: e.fix, why: e.why },
         record: {
           ...record!,
-          // A fix brief written again (fix-lost) is the same round, not a new one.
-          fixes: record!.fixes.some((f) => f.task === e.fix && f.head === e.head)
+          // A fix brief written again (fix-lost) is the same round, not a new one, under a new
+          // number only when its own was taken meanwhile.
+          fixes: e.replaces !== undefined
+            ? record!.fixes.map((f) =>
+              f.task === e.replaces && f.head === e.head ? { ...f, task: e.fix } : f
+            )
+            : record!.fixes.some((f) => f.task === e.fix && f.head === e.head)
             ? record!.fixes
-            : [...record!.fixes, { task: e.fix, at: e.at, head: e.head }],
+            : [
+              ...record!.fixes,
+              { task: e.fix, at: e.at, head: e.head, why: e.why, findings: e.findings },
+            ],
         },
       });
     case "routed-to-person":

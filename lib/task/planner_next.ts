@@ -113,16 +113,20 @@ export function nextPlanner(s: PlannerState): PlannerEffect {
     case "failed":
       return sendBack(s, verdictOn(record, pr.head)!.findings, "The reviewer failed this PR.");
     case "fix-lost": {
-      // The same round again: its findings as on record, its number, no round counted.
+      // The same round again: its number, no round counted, and what the brief said (a
+      // record from before relay kept that: the findings open on the head).
       const fix = record.fixes.filter((f) => f.head === pr.head).at(-1)!;
       const failed = verdictOn(record, pr.head)?.verdict === "FAIL";
       const stage = stageRunsSince(record, pr.head).filter(sendsBack).at(-1);
       return {
         kind: "send-back",
-        findings: openFindings(record, pr.head),
-        why: failed || !stage
-          ? "The reviewer failed this PR."
-          : `The ${stage.stage} stage sent this PR back.`,
+        findings: fix.findings ?? openFindings(record, pr.head),
+        why: fix.why ??
+          (failed
+            ? "The reviewer failed this PR."
+            : stage
+            ? `The ${stage.stage} stage sent this PR back.`
+            : "This PR was sent back."),
         again: fix.task,
       };
     }

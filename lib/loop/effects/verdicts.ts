@@ -5,6 +5,7 @@
  * Each reports the fact; the review record is saved by the driver.
  */
 import { join } from "node:path";
+import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { readHeaderTask, readStatus } from "../../protocol/status_line.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
@@ -67,20 +68,27 @@ export async function sendBack(
 ): Promise<PlannerEvent> {
   const s = subjectOf(tick);
   const pr = prOf(tick);
-  let task: number;
+  const inbox = await listInbox(tick.repo.root);
+  const used = await usedTaskNumbers(tick.repo, inbox);
+  const fresh = Math.max(0, s.report.task, ...used.keys()) + 1;
+  let task = fresh;
+  let replaces: number | undefined;
   if (again !== undefined) {
-    task = again;
     const there = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+    // Its number given to another brief meanwhile (numbered on another clone): a fresh one,
+    // else the promotion after the fix would take that brief for a stale copy of it.
+    const taken = readHeaderTask(there) === again || inbox.some((e) => e.task === again) ||
+      await branchNamed(tick, `task-${again}`);
+    if (taken) replaces = again;
+    else task = again;
     const holds = there === null
       ? "there is none"
       : `it holds task ${readHeaderTask(there) ?? "?"}, ${readStatus(there) ?? "no status"}`;
     tick.log.step(
-      `the fix brief (task ${again}) for ${pr.id} is not in ${BRIEF_FILE} (${holds}): writing it again`,
+      `the fix brief (task ${again}) for ${pr.id} is not in ${BRIEF_FILE} (${holds}): writing it again${
+        taken ? ` as task ${task} (task ${again} is another brief's now)` : ""
+      }`,
     );
-  } else {
-    const inbox = await listInbox(tick.repo.root);
-    const used = await usedTaskNumbers(tick.repo, inbox);
-    task = Math.max(0, s.report.task, ...used.keys()) + 1;
   }
   const brief = fixBrief({
     task,
@@ -96,7 +104,26 @@ export async function sendBack(
     tick.log.step(`moved the open brief back to ${demoted}: the fix for ${pr.id} goes first`);
   }
   await Deno.writeTextFile(join(tick.repo.root, BRIEF_FILE), writeBrief(brief));
-  return { kind: "sent-back", fix: task, head: pr.head, at: now(), why, findings };
+  return {
+    kind: "sent-back",
+    fix: task,
+    head: pr.head,
+    at: now(),
+    why,
+    findings,
+    ...(replaces !== undefined ? { replaces } : {}),
+  };
+}
+
+/** True when a branch of that name is here or on a remote. */
+async function branchNamed(tick: PlanContext, name: string): Promise<boolean> {
+  const refs = await new Git(tick.repo.root).out([
+    "for-each-ref",
+    "--format=%(refname)",
+    `refs/heads/${name}`,
+    "refs/remotes/",
+  ]);
+  return refs.split("\n").some((r) => r === `refs/heads/${name}` || r.endsWith(`/${name}`));
 }
 
 /** The human path: recorded once per head; relay never merges the PR. */

@@ -1,0 +1,128 @@
+/**
+ * `machines: split`, forge plain: numbers and rounds when a reviewer machine's paperwork never
+ * reached the origin and clones number briefs on their own meanwhile. A fix brief written
+ * again (the planner's fix-lost) takes a fresh number when its own went to another brief; a
+ * round another reviewer machine wrote later is reviewed, not answered with the old fix; and
+ * a brief queued on the returning machine whose number the origin gave to another brief is
+ * queued under a free one. Real CLI, real git, a bare file:// origin.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AGENTS, all, brief, makeScene } from "./helpers/scene.ts";
+import { briefs, launched, tick } from "./helpers/split_machines.ts";
+
+const originBrief = (scene: Awaited<ReturnType<typeof makeScene>>) =>
+  scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+
+Deno.test("split machines: a fix brief written again does not take the number another clone gave a person's brief meanwhile; that brief still runs", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["First"]);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+  // B FAILs task 1, commits fix brief 2 and dies before its push (it keeps its lease).
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: "reviewer-paperwork-committed",
+    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
+  });
+  assert.equal(killed.code, 137, all(killed));
+  // On C a person queues a brief (C counts it task 2: it knows nothing of B's fix brief 2),
+  // promotes it and pushes.
+  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
+    stdin: brief({ title: "Second" }),
+  });
+  assert.equal(add.code, 0, all(add));
+  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
+  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
+  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
+  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+  assert.match(
+    await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin),
+    /^Status: OPEN\nTask: 2\nTitle: Second\n/,
+  );
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(
+    back.stderr,
+    /the fix brief \(task 2\) for task-1 is not in NEXT-STEPS\.md \(it holds task 2, OPEN\): writing it again as task 3 \(task 2 is another brief's now\)/,
+    all(back),
+  );
+  for (let i = 0; i < 4; i++) {
+    const polled = await tick(scene, a, "poll");
+    assert.ok([0, 1].includes(polled.code), all(polled));
+    const reviewed = await tick(scene, b, "review");
+    assert.equal(reviewed.code, 0, all(reviewed));
+  }
+  // The fix (3), then the person's brief "Second" (2): each once.
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 3 A", "task 2 A"]);
+});
+
+Deno.test("split machines: a reviewer machine whose last fix round was superseded by another reviewer machine's does not write its old fix brief again", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  // Task 1 ships a change; every fix is answered without a new commit (a push-back).
+  const agent = `if [ "$RELAY_TASK" = 1 ]; then exec bash "${join(AGENTS, "good.sh")}" "$@"; ` +
+    `else exec bash "${join(AGENTS, "pushback.sh")}" "$@"; fi`;
+  const { a, b, c, launches } = await briefs(scene, ["First"], agent);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+
+  // B FAILs task 1: fix brief 2 (B's record: FAIL, fix 2).
+  const b1 = await tick(scene, b, "review", { FAKE_FAIL_ONCE: join(scene.dir, "fail-b") });
+  assert.equal(b1.code, 0, all(b1));
+  assert.match(await originBrief(scene), /^Status: OPEN\nTask: 2\n/);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 2/);
+
+  // C takes the reviewer role (B let go at its tick's end), reviews the answer, FAILs: fix 3.
+  const c1 = await tick(scene, c, "review", { FAKE_FAIL_ONCE: join(scene.dir, "fail-c") });
+  assert.equal(c1.code, 0, all(c1));
+  assert.match(await originBrief(scene), /^Status: OPEN\nTask: 3\n/, all(c1));
+  assert.match((await tick(scene, a, "poll")).stdout, /task 3/);
+  assert.match(await originBrief(scene), /^Status: DONE\nTask: 3\n/);
+
+  // B reviews again. Its record's last fix (2) is not the report's task (3), and no brief is
+  // open: fix-lost writes fix brief 2 again, though the executor answered it and fix 3 since.
+  const b2 = await tick(scene, b, "review");
+  assert.equal(b2.code, 0, all(b2));
+  assert.doesNotMatch(b2.stderr, /the fix brief \(task 2\) for task-1 is not in NEXT-STEPS\.md/);
+  assert.doesNotMatch(await originBrief(scene), /^Status: OPEN\nTask: 2\n/);
+  await tick(scene, a, "poll");
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+});
+
+Deno.test("split machines: a brief a person queued on B is queued again though another clone gave its number to another brief", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c } = await briefs(scene, ["First"]);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: "reviewer-paperwork-committed",
+    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
+  });
+  assert.equal(killed.code, 137, all(killed));
+  // A person queues "Extra" on B: task 3 there (fix brief 2 is B's).
+  const extra = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
+    stdin: brief({ title: "Extra" }),
+  });
+  assert.equal(extra.code, 0, all(extra));
+  // On C a person queues "Second" (2) and "Third" (3), promotes 2 and pushes.
+  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  for (const title of ["Second", "Third"]) {
+    const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], { stdin: brief({ title }) });
+    assert.equal(add.code, 0, all(add));
+  }
+  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
+  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
+  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
+  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(
+    back.stderr,
+    /queued again: \.relay\/inbox\/0004-extra\.md \(was \.relay\/inbox\/0003-extra\.md: origin gave task 3 to another brief\)/,
+    all(back),
+  );
+  const inbox = await scene.out(
+    ["ls-tree", "-r", "--name-only", "refs/heads/main", "--", ".relay/inbox/"],
+    scene.origin,
+  );
+  assert.match(inbox, /-extra\.md/, `"Extra" is not queued on the origin:\n${inbox}`);
+});

@@ -8,8 +8,18 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, all, brief, makeScene } from "./helpers/scene.ts";
-import { briefs, launched, tick } from "./helpers/split_machines.ts";
+import { AGENTS, all, brief, makeScene, type Scene } from "./helpers/scene.ts";
+import { briefs, expire, launched, type Machine, tick } from "./helpers/split_machines.ts";
+
+/** `rounds` of A's poll and `m`'s review. */
+async function runOn(scene: Scene, a: Machine, m: Machine, rounds: number): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    const polled = await tick(scene, a, "poll");
+    assert.ok([0, 1].includes(polled.code), all(polled));
+    const reviewed = await tick(scene, m, "review");
+    assert.equal(reviewed.code, 0, all(reviewed));
+  }
+}
 
 const originBrief = (scene: Awaited<ReturnType<typeof makeScene>>) =>
   scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
@@ -125,4 +135,58 @@ Deno.test("split machines: a brief a person queued on B is queued again though a
     scene.origin,
   );
   assert.match(inbox, /-extra\.md/, `"Extra" is not queued on the origin:\n${inbox}`);
+});
+
+Deno.test("split machines: a brief queued on B is queued again though another clone gave its number to another brief that has run since", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["First"]);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: "reviewer-paperwork-committed",
+    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
+  });
+  assert.equal(killed.code, 137, all(killed));
+  // A person queues "Extra" on B: task 3 there (fix brief 2 is B's).
+  const extra = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
+    stdin: brief({ title: "Extra" }),
+  });
+  assert.equal(extra.code, 0, all(extra));
+  // On C a person queues "Second" (2) and "Third" (3), promotes 2 and pushes.
+  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  for (const title of ["Second", "Third"]) {
+    const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], { stdin: brief({ title }) });
+    assert.equal(add.code, 0, all(add));
+  }
+  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
+  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
+  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
+  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+  // The loop goes on without B: A runs 2, C (B's lease expired) reviews and promotes 3, A runs 3.
+  await expire(scene, "reviewer");
+  for (let i = 0; i < 4 && !(await launched(launches)).includes("task 3 A"); i++) {
+    const p = await tick(scene, a, "poll");
+    assert.ok([0, 1].includes(p.code), all(p));
+    const r = await tick(scene, c, "review");
+    assert.ok([0, 1].includes(r.code), all(r));
+  }
+  assert.ok((await launched(launches)).includes("task 3 A"), await Deno.readTextFile(launches));
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  const inbox = await scene.out(
+    ["ls-tree", "-r", "--name-only", "refs/heads/main", "--", ".relay/inbox/"],
+    scene.origin,
+  );
+  const open = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  assert.match(
+    back.stderr,
+    /queued again: \.relay\/inbox\/0004-extra\.md \(was \.relay\/inbox\/0003-extra\.md: origin gave task 3 to another brief\)/,
+    all(back),
+  );
+  assert.ok(
+    /0004-extra\.md/.test(inbox) || /^Task: 4\nTitle: Extra$/m.test(open),
+    `"Extra" is neither queued nor open on the origin:\n${inbox}\n${all(back)}`,
+  );
+  await runOn(scene, a, b, 2);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A", "task 4 A"]);
 });

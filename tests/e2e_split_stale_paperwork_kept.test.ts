@@ -227,3 +227,34 @@ Deno.test("split machines: B comes back and its executor tick fires before its r
   assert.equal(review.code, 0, all(review));
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
 });
+
+Deno.test("split machines: a queued brief a person retitled on B, which the origin promoted and ran meanwhile, is not queued again under a new number", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: "reviewer-paperwork-committed",
+  });
+  assert.equal(killed.code, 137, all(killed));
+  const third = join(b.dir, ".relay", "inbox", "0003-third.md");
+  await Deno.writeTextFile(
+    third,
+    (await Deno.readTextFile(third)).replace("Title: Third", "Title: Third, edited"),
+  );
+  await expire(scene, "reviewer");
+  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 2 shipped/);
+  assert.match((await tick(scene, c, "review")).stdout, /promoted task 3/);
+  assert.match((await tick(scene, a, "poll")).stdout, /task 3 shipped/);
+  await expire(scene, "reviewer");
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(
+    back.stderr,
+    /not queued again: \.relay\/inbox\/0003-third\.md \(origin took it from the queue\)/,
+    all(back),
+  );
+  await runOn(scene, a, b, 2);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+});

@@ -49,7 +49,10 @@ const FULL = {
       revalidations: [{ main: "m2", mergeTree: "mt", passed: true, at: "t" }],
     }],
     voids: [{ runId: "r0", at: "t", why: "w" }],
-    fixes: [{ task: 4, at: "t", head: "h0" }],
+    fixes: [
+      { task: 4, at: "t", head: "h0" },
+      { task: 5, at: "t", head: "h0", why: "w", findings: [FINDING] },
+    ],
     merged: { sha: "s", at: "t", by: "relay" },
     closed: { head: "h", at: "t", reason: "r" },
     human: { head: "h", at: "t", files: ["a", "b"] },

@@ -131,26 +131,41 @@ export async function setAsideStalePaperwork(
     }
     // Not on the remote's main: queued here only, or taken from the queue there (promoted,
     // done). A brief whose task the remote shows anywhere is not queued again: it would run
-    // twice. Unless the remote's task of that number has another title: numbered on another
+    // twice. Unless the remote's briefs gave that number another title: numbered on another
     // clone meanwhile, it is another brief, and this one is queued under a free number.
+    if ((await primary.showFiles(base, [path]))[0] !== null) {
+      // Queued when the two last matched: the remote took it from the queue since.
+      dropped.push(`${path} (${remote} took it from the queue)`);
+      continue;
+    }
     const task = readHeaderTask(text);
-    known ??= await knownTasks(primary, remote, base, upstream);
-    const title = readHeaderField(text, "title");
-    const theirTitles = task === null ? undefined : known.get(task);
-    if (task === null || (theirTitles && (theirTitles.has(title) || theirTitles.has(null)))) {
-      dropped.push(`${path}${task === null ? "" : ` (${remote} has task ${task} already)`}`);
-      continue;
+    try {
+      known ??= await knownTasks(primary, remote, base, upstream);
+      const title = readHeaderField(text, "title");
+      const theirTitles = task === null ? undefined : known.get(task);
+      // A number seen only untitled (a report, a branch) is taken for this brief: every brief
+      // the remote ran since passed through its NEXT-STEPS.md, where its title was read.
+      const same = theirTitles &&
+        (theirTitles.has(title) || [...theirTitles].every((t) => t === null));
+      if (task === null || same) {
+        dropped.push(`${path}${task === null ? "" : ` (${remote} has task ${task} already)`}`);
+        continue;
+      }
+      if (theirTitles) {
+        const moved = await requeue(opts.repo, path, text, [...known.keys()]);
+        known.set(moved.task, new Set([title]));
+        back.push(`${moved.file} (was ${path}: ${remote} gave task ${task} to another brief)`);
+        continue;
+      }
+      await Deno.mkdir(dirname(full), { recursive: true });
+      await Deno.writeTextFile(full, text);
+      known.set(task, new Set([title]));
+      back.push(path);
+    } catch (err) {
+      // Main has moved already: one brief that cannot be queued again must not cost the rest
+      // theirs, nor the line that says where it is kept.
+      dropped.push(`${path} (${err instanceof Error ? err.message : String(err)})`);
     }
-    if (theirTitles) {
-      const moved = await requeue(opts.repo, text, [...known.keys()]);
-      known.set(moved.task, new Set([title]));
-      back.push(`${moved.file} (was ${path}: ${remote} gave task ${task} to another brief)`);
-      continue;
-    }
-    await Deno.mkdir(dirname(full), { recursive: true });
-    await Deno.writeTextFile(full, text);
-    known.set(task, new Set([title]));
-    back.push(path);
   }
   const kept = [anchor ? `commits under ${anchor}` : "", set ? `files in ${set.dir}` : ""]
     .filter((s) => s).join(", ");
@@ -193,6 +208,7 @@ async function anchorOf(primary: Git, sha: string): Promise<string> {
 /** Queues `text` again under the next number free here and on the remote (`taken`). */
 async function requeue(
   repo: RepoPaths,
+  path: string,
   text: string,
   taken: number[],
 ): Promise<{ task: number; file: string }> {
@@ -201,9 +217,10 @@ async function requeue(
   const { briefSlug, writeBrief } = await import("../protocol/brief_write.ts");
   const used = await usedTaskNumbers(repo, await listInbox(repo.root));
   const task = Math.max(0, ...taken, ...used.keys()) + 1;
-  const brief = parseBrief(text, "the queued brief", { allowMissingBranch: true });
+  const brief = parseBrief(text, path, { allowMissingBranch: true });
   const branch = brief.branch === `task-${brief.task}` ? `task-${task}` : brief.branch;
   const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
   await Deno.writeTextFile(
     join(repo.root, file),
     writeBrief({ ...brief, task, branch, status: "QUEUED" }),

@@ -8,18 +8,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AGENTS, all, brief, makeScene, type Scene } from "./helpers/scene.ts";
-import { briefs, expire, launched, type Machine, tick } from "./helpers/split_machines.ts";
-
-/** `rounds` of A's poll and `m`'s review. */
-async function runOn(scene: Scene, a: Machine, m: Machine, rounds: number): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const polled = await tick(scene, a, "poll");
-    assert.ok([0, 1].includes(polled.code), all(polled));
-    const reviewed = await tick(scene, m, "review");
-    assert.equal(reviewed.code, 0, all(reviewed));
-  }
-}
+import { AGENTS, all, brief, makeScene } from "./helpers/scene.ts";
+import {
+  briefs,
+  expire,
+  launched,
+  personPromotes,
+  rounds,
+  shippedThenKilled,
+  tick,
+} from "./helpers/split_machines.ts";
 
 const originBrief = (scene: Awaited<ReturnType<typeof makeScene>>) =>
   scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
@@ -27,24 +25,10 @@ const originBrief = (scene: Awaited<ReturnType<typeof makeScene>>) =>
 Deno.test("split machines: a fix brief written again does not take the number another clone gave a person's brief meanwhile; that brief still runs", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  // B FAILs task 1, commits fix brief 2 and dies before its push (it keeps its lease).
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b, { fail: true });
   // On C a person queues a brief (C counts it task 2: it knows nothing of B's fix brief 2),
   // promotes it and pushes.
-  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
-  const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
-    stdin: brief({ title: "Second" }),
-  });
-  assert.equal(add.code, 0, all(add));
-  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
-  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
-  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
-  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+  await personPromotes(scene, c, ["Second"]);
   assert.match(
     await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin),
     /^Status: OPEN\nTask: 2\nTitle: Second\n/,
@@ -57,12 +41,7 @@ Deno.test("split machines: a fix brief written again does not take the number an
     /the fix brief \(task 2\) for task-1 is not in NEXT-STEPS\.md \(it holds task 2, OPEN\): writing it again as task 3 \(task 2 is another brief's now\)/,
     all(back),
   );
-  for (let i = 0; i < 4; i++) {
-    const polled = await tick(scene, a, "poll");
-    assert.ok([0, 1].includes(polled.code), all(polled));
-    const reviewed = await tick(scene, b, "review");
-    assert.equal(reviewed.code, 0, all(reviewed));
-  }
+  await rounds(scene, a, b, 4);
   // The fix (3), then the person's brief "Second" (2): each once.
   assert.deepEqual(await launched(launches), ["task 1 A", "task 3 A", "task 2 A"]);
 });
@@ -101,27 +80,14 @@ Deno.test("split machines: a reviewer machine whose last fix round was supersede
 Deno.test("split machines: a brief a person queued on B is queued again though another clone gave its number to another brief", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c } = await briefs(scene, ["First"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b, { fail: true });
   // A person queues "Extra" on B: task 3 there (fix brief 2 is B's).
   const extra = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
     stdin: brief({ title: "Extra" }),
   });
   assert.equal(extra.code, 0, all(extra));
   // On C a person queues "Second" (2) and "Third" (3), promotes 2 and pushes.
-  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
-  for (const title of ["Second", "Third"]) {
-    const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], { stdin: brief({ title }) });
-    assert.equal(add.code, 0, all(add));
-  }
-  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
-  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
-  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
-  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+  await personPromotes(scene, c, ["Second", "Third"]);
 
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));
@@ -140,27 +106,14 @@ Deno.test("split machines: a brief a person queued on B is queued again though a
 Deno.test("split machines: a brief queued on B is queued again though another clone gave its number to another brief that has run since", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b, { fail: true });
   // A person queues "Extra" on B: task 3 there (fix brief 2 is B's).
   const extra = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
     stdin: brief({ title: "Extra" }),
   });
   assert.equal(extra.code, 0, all(extra));
   // On C a person queues "Second" (2) and "Third" (3), promotes 2 and pushes.
-  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
-  for (const title of ["Second", "Third"]) {
-    const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], { stdin: brief({ title }) });
-    assert.equal(add.code, 0, all(add));
-  }
-  assert.equal((await scene.relay(["-C", c.dir, "promote"])).code, 0);
-  await scene.git(c.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
-  await scene.git(c.dir, ["commit", "--quiet", "-m", "person: queue and promote"]);
-  await scene.git(c.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+  await personPromotes(scene, c, ["Second", "Third"]);
   // The loop goes on without B: A runs 2, C (B's lease expired) reviews and promotes 3, A runs 3.
   await expire(scene, "reviewer");
   for (let i = 0; i < 4 && !(await launched(launches)).includes("task 3 A"); i++) {
@@ -187,6 +140,6 @@ Deno.test("split machines: a brief queued on B is queued again though another cl
     /0004-extra\.md/.test(inbox) || /^Task: 4\nTitle: Extra$/m.test(open),
     `"Extra" is neither queued nor open on the origin:\n${inbox}\n${all(back)}`,
   );
-  await runOn(scene, a, b, 2);
+  await rounds(scene, a, b, 2);
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A", "task 4 A"]);
 });

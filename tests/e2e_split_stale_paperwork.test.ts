@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, makeScene, type Scene } from "./helpers/scene.ts";
-import { briefs, expire, launched, tick } from "./helpers/split_machines.ts";
+import { briefs, expire, launched, shippedThenKilled, tick } from "./helpers/split_machines.ts";
 
 Deno.test("split machines: a reviewer's paperwork left unpushed by a killed tick, redone meanwhile by another machine, does not land again when the machine comes back: one promotion on main, and the executor does the task once", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
@@ -149,12 +149,7 @@ Deno.test("split machines: a fix brief left unpushed by a killed tick never repl
   await using scene = await makeScene({ config: "machines: split\n" });
   await scene.git(scene.origin, ["config", "core.logAllRefUpdates", "always"]);
   const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b, { fail: true });
   const unpushed = await scene.out(["show", "HEAD:NEXT-STEPS.md"], b.dir);
   assert.match(unpushed, /^Status: OPEN\nTask: 3\n/, "B's fix brief waits on B's main");
 

@@ -10,7 +10,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, brief, exists, makeScene, type Scene } from "./helpers/scene.ts";
-import { briefs, expire, launched, type Machine, tick } from "./helpers/split_machines.ts";
+import {
+  briefs,
+  expire,
+  launched,
+  personPromotes,
+  rounds,
+  shippedThenKilled,
+  tick,
+} from "./helpers/split_machines.ts";
 
 const originBrief = (scene: Scene) =>
   scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
@@ -20,37 +28,10 @@ const originInbox = (scene: Scene) =>
     scene.origin,
   );
 
-/** A person runs `relay promote` on another clone and pushes what it left. */
-async function personPromotes(scene: Scene, on: Machine): Promise<void> {
-  await scene.git(on.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
-  const promoted = await scene.relay(["-C", on.dir, "promote"]);
-  assert.equal(promoted.code, 0, all(promoted));
-  await scene.git(on.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
-  await scene.git(on.dir, ["commit", "--quiet", "-m", "person: promote"]);
-  await scene.git(on.dir, ["push", "--quiet", "origin", "HEAD:main"]);
-}
-
-/** Both ticks of `m`, then `rounds` more of A's poll and `m`'s review. */
-async function runOn(scene: Scene, a: Machine, m: Machine, rounds: number): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const polled = await tick(scene, a, "poll");
-    assert.ok([0, 1].includes(polled.code), all(polled));
-    const reviewed = await tick(scene, m, "review");
-    assert.equal(reviewed.code, 0, all(reviewed));
-  }
-}
-
 Deno.test("split machines: a FAIL whose fix brief never reached the origin, where a person promoted the next brief meanwhile, gets its fix brief written again; the promoted brief goes back to the queue and runs after", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  // B FAILs task 1, commits fix brief 3 and dies before its push. Nobody else reviews task 1:
-  // B keeps its lease.
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-    FAKE_FAIL_ONCE: join(scene.dir, "failed"),
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b, { fail: true });
   await personPromotes(scene, c);
   assert.match(await originBrief(scene), /^Status: OPEN\nTask: 2\n/);
 
@@ -71,7 +52,7 @@ Deno.test("split machines: a FAIL whose fix brief never reached the origin, wher
   // The same round, not a new one.
   assert.match(back.stdout, /fix brief 3 is open in NEXT-STEPS\.md \(round 1\/3\)/, all(back));
 
-  await runOn(scene, a, b, 3);
+  await rounds(scene, a, b, 3);
   assert.deepEqual(await launched(launches), ["task 1 A", "task 3 A", "task 2 A"]);
   assert.equal(
     (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin)).split(
@@ -106,18 +87,14 @@ Deno.test("split machines: a brief B's FAIL moved back to the queue, which the o
     all(back),
   );
   assert.doesNotMatch(await originInbox(scene), /0002/);
-  await runOn(scene, a, b, 3);
+  await rounds(scene, a, b, 3);
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
 });
 
 Deno.test("split machines: a person's edit of another file and a brief they queued on B survive B's set-aside; a file in the way is a HOLD that puts everything back, once, with one anchor", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c } = await briefs(scene, ["First", "Second"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b);
   // On B a person queues a brief (B's next tick commits and pushes it), edits README.md, and
   // leaves an untracked draft at the path task 2 adds.
   const add = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
@@ -174,11 +151,7 @@ Deno.test("split machines: a person's edit of another file and a brief they queu
 Deno.test("split machines: a person's unpushed commit of .relay/config.yaml on B is not set aside with relay's paperwork: it reaches the origin", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c } = await briefs(scene, ["First", "Second"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b);
   const config = join(b.dir, ".relay", "config.yaml");
   await Deno.writeTextFile(config, (await Deno.readTextFile(config)) + "# a person's setting\n");
   await scene.git(b.dir, [
@@ -209,11 +182,7 @@ Deno.test("split machines: a person's unpushed commit of .relay/config.yaml on B
 Deno.test("split machines: B comes back and its executor tick fires before its review tick: the stale promotion is set aside there too, and no task runs twice", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b);
   await expire(scene, "reviewer");
   assert.equal((await tick(scene, c, "review")).code, 0);
   assert.match((await tick(scene, a, "poll")).stdout, /task 2 shipped/);
@@ -231,11 +200,7 @@ Deno.test("split machines: B comes back and its executor tick fires before its r
 Deno.test("split machines: a queued brief a person retitled on B, which the origin promoted and ran meanwhile, is not queued again under a new number", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 1 shipped/);
-  const killed = await tick(scene, b, "review", {
-    RELAY_FAILPOINT: "reviewer-paperwork-committed",
-  });
-  assert.equal(killed.code, 137, all(killed));
+  await shippedThenKilled(scene, a, b);
   const third = join(b.dir, ".relay", "inbox", "0003-third.md");
   await Deno.writeTextFile(
     third,
@@ -255,6 +220,6 @@ Deno.test("split machines: a queued brief a person retitled on B, which the orig
     /not queued again: \.relay\/inbox\/0003-third\.md \(origin took it from the queue\)/,
     all(back),
   );
-  await runOn(scene, a, b, 2);
+  await rounds(scene, a, b, 2);
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
 });

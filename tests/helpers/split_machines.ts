@@ -162,3 +162,53 @@ export async function outlivedLease(
   assert.match(lost.stderr, new RegExp(`the ${role} lease on origin is no longer this machine's`));
   return lost;
 }
+
+/**
+ * A ships task 1; then B's review tick (a FAIL, with `fail`) dies at `failpoint`, after it
+ * wrote its paperwork and before that reached the origin.
+ */
+export async function shippedThenKilled(
+  scene: Scene,
+  a: Machine,
+  b: Machine,
+  opts: { fail?: boolean; failpoint?: string } = {},
+): Promise<void> {
+  const shipped = await tick(scene, a, "poll");
+  assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
+  const killed = await tick(scene, b, "review", {
+    RELAY_FAILPOINT: opts.failpoint ?? "reviewer-paperwork-committed",
+    ...(opts.fail ? { FAKE_FAIL_ONCE: join(scene.dir, "failed") } : {}),
+  });
+  assert.equal(killed.code, 137, all(killed));
+}
+
+/** `rounds` of `executor`'s poll and `reviewer`'s review, each ending as a tick should. */
+export async function rounds(
+  scene: Scene,
+  executor: Machine,
+  reviewer: Machine,
+  rounds: number,
+): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    const polled = await tick(scene, executor, "poll");
+    assert.ok([0, 1].includes(polled.code), all(polled));
+    const reviewed = await tick(scene, reviewer, "review");
+    assert.equal(reviewed.code, 0, all(reviewed));
+  }
+}
+
+/** A person on `on` pulls, runs `relay promote` (after `queue`: briefs it adds first), and pushes. */
+export async function personPromotes(scene: Scene, on: Machine, queue: string[] = []) {
+  await scene.git(on.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  for (const title of queue) {
+    const add = await scene.relay(["-C", on.dir, "inbox", "add", "-"], {
+      stdin: brief({ title }),
+    });
+    assert.equal(add.code, 0, all(add));
+  }
+  const promoted = await scene.relay(["-C", on.dir, "promote"]);
+  assert.equal(promoted.code, 0, all(promoted));
+  await scene.git(on.dir, ["add", "--all", "--", "NEXT-STEPS.md", ".relay/inbox"]);
+  await scene.git(on.dir, ["commit", "--quiet", "-m", "person: promote"]);
+  await scene.git(on.dir, ["push", "--quiet", "origin", "HEAD:main"]);
+}

@@ -14,6 +14,7 @@ import {
   briefs,
   expire,
   launched,
+  type Machine,
   personPromotes,
   rounds,
   shippedThenKilled,
@@ -197,29 +198,70 @@ Deno.test("split machines: B comes back and its executor tick fires before its r
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
 });
 
-Deno.test("split machines: a queued brief a person retitled on B, which the origin promoted and ran meanwhile, is not queued again under a new number", async () => {
+/** Two ways a person edits queued brief 3 on B: in place, or the relay way (drop, add again). */
+const EDITS: { how: string; edit: (scene: Scene, b: Machine) => Promise<void>; said: RegExp }[] = [
+  {
+    how: "retitled in place",
+    edit: async (_scene, b) => {
+      const third = join(b.dir, ".relay", "inbox", "0003-third.md");
+      const text = await Deno.readTextFile(third);
+      await Deno.writeTextFile(third, text.replace("Title: Third", "Title: Third, edited"));
+    },
+    said: /not queued again: \.relay\/inbox\/0003-third\.md \(origin took it from the queue\)/,
+  },
+  {
+    how: "re-added under a new name (inbox drop, then add with its Task line)",
+    edit: async (scene, b) => {
+      const drop = await scene.relay(["-C", b.dir, "inbox", "drop", "3"]);
+      assert.equal(drop.code, 0, all(drop));
+      const add = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
+        stdin: brief({ task: 3, title: "Third, edited" }),
+      });
+      assert.equal(add.code, 0, all(add));
+      assert.ok(await exists(join(b.dir, ".relay", "inbox", "0003-third-edited.md")));
+    },
+    said:
+      /not queued again: \.relay\/inbox\/0003-third-edited\.md \(origin took task 3 from the queue: it was \.relay\/inbox\/0003-third\.md\)/,
+  },
+];
+
+for (const { how, edit, said } of EDITS) {
+  Deno.test(`split machines: a queued brief a person ${how} on B, which the origin promoted and ran meanwhile, does not run twice`, async () => {
+    await using scene = await makeScene({ config: "machines: split\n" });
+    const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
+    await shippedThenKilled(scene, a, b);
+    await edit(scene, b);
+    await expire(scene, "reviewer");
+    assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
+    assert.match((await tick(scene, a, "poll")).stdout, /task 2 shipped/);
+    assert.match((await tick(scene, c, "review")).stdout, /promoted task 3/);
+    assert.match((await tick(scene, a, "poll")).stdout, /task 3 shipped/);
+    await expire(scene, "reviewer");
+
+    const back = await tick(scene, b, "review");
+    assert.equal(back.code, 0, all(back));
+    assert.match(back.stderr, said, all(back));
+    await rounds(scene, a, b, 2);
+    assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+  });
+}
+
+Deno.test("split machines: a queued brief a person dropped on B, still queued on the origin as it was, is dropped again; a promotion B made is not taken for a drop", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
+  // B merged task 1 and promoted task 2 (taking 0002 from its queue), then died unpushed.
   await shippedThenKilled(scene, a, b);
-  const third = join(b.dir, ".relay", "inbox", "0003-third.md");
-  await Deno.writeTextFile(
-    third,
-    (await Deno.readTextFile(third)).replace("Title: Third", "Title: Third, edited"),
-  );
+  const drop = await scene.relay(["-C", b.dir, "inbox", "drop", "3"]);
+  assert.equal(drop.code, 0, all(drop));
   await expire(scene, "reviewer");
   assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 2 shipped/);
-  assert.match((await tick(scene, c, "review")).stdout, /promoted task 3/);
-  assert.match((await tick(scene, a, "poll")).stdout, /task 3 shipped/);
   await expire(scene, "reviewer");
 
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));
-  assert.match(
-    back.stderr,
-    /not queued again: \.relay\/inbox\/0003-third\.md \(origin took it from the queue\)/,
-    all(back),
-  );
-  await rounds(scene, a, b, 2);
-  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+  assert.match(back.stderr, /dropped again: \.relay\/inbox\/0003-third\.md/, all(back));
+  assert.doesNotMatch(back.stderr, /dropped again: \.relay\/inbox\/0002/, all(back));
+  await rounds(scene, a, b, 3);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
+  assert.doesNotMatch(await originInbox(scene), /0003-third/);
 });

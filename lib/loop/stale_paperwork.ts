@@ -89,57 +89,124 @@ export async function setAsideStalePaperwork(
     );
   }
 
-  // What only this machine has of the inbox: the briefs it queued, committed or not, and its
-  // edits of queued briefs.
-  const candidates = new Map<string, string>();
+  // What only this machine did to the queue since the two last matched, committed or not:
+  // path → its text here (null: taken out of the queue here).
+  const queue = new Map<string, string | null>();
   if (committed) {
-    const added = (await primary.out([
+    const changed = (await primary.out([
       "diff",
       "--name-only",
       "--no-renames",
-      "--diff-filter=AM",
+      "--diff-filter=AMD",
       "-z",
       base,
       local,
       "--",
       INBOX_DIR,
     ])).split("\0").filter((p) => p !== "");
-    const texts = await primary.showFiles(local, added);
-    added.forEach((path, i) => texts[i] !== null && candidates.set(path, texts[i]!));
+    const texts = await primary.showFiles(local, changed);
+    changed.forEach((path, i) => queue.set(path, texts[i] ?? null));
   }
   for (const [path, text] of set?.files ?? []) {
-    if (path.startsWith(`${INBOX_DIR}/`) && text !== null) candidates.set(path, text);
+    if (path.startsWith(`${INBOX_DIR}/`)) queue.set(path, text);
   }
+  const said = await requeueMine(
+    primary,
+    opts.repo,
+    remote,
+    { base, local, upstream },
+    queue,
+    ours,
+  );
+  const kept = [anchor ? `commits under ${anchor}` : "", set ? `files in ${set.dir}` : ""]
+    .filter((s) => s).join(", ");
+  const brief = ours === null
+    ? ""
+    : ` (its brief: task ${readHeaderTask(ours) ?? "?"}, ${readStatus(ours) ?? "no status"})`;
+  opts.log.step(
+    `set aside this machine's paperwork that never reached ${remote}${brief}: ${remote}/${main} changed ${BRIEF_FILE} meanwhile, so this tick starts from its brief (${kept}${said})`,
+  );
+  return true;
+}
+
+/** An inbox file's name: its task number first. */
+const NUMBERED = /(?:^|\/)(\d+)-[^/]*$/;
+
+/**
+ * Puts back in the queue, main now being the remote's, what only this machine did to it:
+ * briefs queued here that the remote has no trace of, edits of briefs it still queues, and
+ * briefs taken out of the queue here (a person's `relay inbox drop`) that it still has as they
+ * were. What the remote did meanwhile wins: a brief it took from the queue or ran is not
+ * queued again (it would run twice), and a number it gave to another brief is not reused.
+ * Returns what the set-aside line adds: "; queued again: …; not queued again: …".
+ */
+async function requeueMine(
+  primary: Git,
+  repo: RepoPaths,
+  remote: string,
+  at: { base: string; local: string; upstream: string },
+  mine: Map<string, string | null>,
+  ours: string | null,
+): Promise<string> {
+  const { base, local, upstream } = at;
   const back: string[] = [];
   const dropped: string[] = [];
+  const out: string[] = [];
+  const show = async (rev: string, path: string) =>
+    (await primary.showFiles(rev, [path]))[0] ?? null;
+  // The queue when the two last matched, by task number: a brief queued here since has a
+  // number of its own (inbox add counts the queue), so one of those numbers is that brief.
+  const queuedAtBase = new Map<number, string>();
+  for (
+    const path of (await primary.out(["ls-tree", "--name-only", "-z", base, "--", `${INBOX_DIR}/`]))
+      .split("\0")
+  ) {
+    const m = NUMBERED.exec(path);
+    if (m) queuedAtBase.set(Number(m[1]), path);
+  }
+  const handled = new Set<string>();
   let known: Map<number, Set<string | null>> | undefined;
-  for (const [path, text] of candidates) {
+  for (const [path, text] of mine) {
+    if (text === null) continue;
     const full = join(primary.cwd, path);
-    const theirs = (await primary.showFiles(upstream, [path]))[0] ?? null;
-    if (theirs !== null) {
-      // Still queued on the remote: this machine's edit goes back on top, merged with the
-      // remote's where both changed it.
-      if (theirs === text) continue;
-      if ((await primary.showFiles(base, [path]))[0] === null) {
-        // Queued under the same name on both sides since they parted: two briefs, not one.
-        dropped.push(`${path} (${remote} queued another brief under this name)`);
+    try {
+      const theirs = await show(upstream, path);
+      const task = readHeaderTask(text);
+      const was = task === null ? undefined : queuedAtBase.get(task);
+      if (theirs !== null) {
+        // Still queued on the remote: this machine's edit goes back on top, merged with the
+        // remote's where both changed it.
+        if (theirs === text) continue;
+        if ((await show(base, path)) === null) {
+          // Queued under the same name on both sides since they parted: two briefs, not one.
+          dropped.push(`${path} (${remote} queued another brief under this name)`);
+          continue;
+        }
+        await restoreAside(primary, { dir: "", files: new Map([[path, text]]) }, base, upstream);
+        back.push(`${path} (edited)`);
         continue;
       }
-      await restoreAside(primary, { dir: "", files: new Map([[path, text]]) }, base, upstream);
-      back.push(`${path} (edited)`);
-      continue;
-    }
-    // Not on the remote's main: queued here only, or taken from the queue there (promoted,
-    // done). A brief whose task the remote shows anywhere is not queued again: it would run
-    // twice. Unless the remote's briefs gave that number another title: numbered on another
-    // clone meanwhile, it is another brief, and this one is queued under a free number.
-    if ((await primary.showFiles(base, [path]))[0] !== null) {
-      // Queued when the two last matched: the remote took it from the queue since.
-      dropped.push(`${path} (${remote} took it from the queue)`);
-      continue;
-    }
-    const task = readHeaderTask(text);
-    try {
+      if ((await show(base, path)) !== null) {
+        // Queued when the two last matched: the remote took it from the queue since.
+        dropped.push(`${path} (${remote} took it from the queue)`);
+        continue;
+      }
+      if (was !== undefined && was !== path) {
+        // A brief queued at the base, re-added here under another name (inbox drop, then add
+        // with its Task line): an edit of that brief, never a second one.
+        handled.add(was);
+        if ((await show(upstream, was)) === null) {
+          dropped.push(`${path} (${remote} took task ${task} from the queue: it was ${was})`);
+          continue;
+        }
+        await restoreAside(primary, { dir: "", files: new Map([[was, text]]) }, base, upstream);
+        back.push(`${was} (edited here as ${path})`);
+        continue;
+      }
+      // Queued here only, or taken from the queue there (promoted, done). A brief whose task
+      // the remote shows anywhere is not queued again: it would run twice. Unless the
+      // remote's briefs gave that number another title: numbered on another clone meanwhile,
+      // it is another brief, and this one is queued under a free number.
       known ??= await knownTasks(primary, remote, base, upstream);
       const title = readHeaderField(text, "title");
       const theirTitles = task === null ? undefined : known.get(task);
@@ -147,12 +214,16 @@ export async function setAsideStalePaperwork(
       // the remote ran since passed through its NEXT-STEPS.md, where its title was read.
       const same = theirTitles &&
         (theirTitles.has(title) || [...theirTitles].every((t) => t === null));
-      if (task === null || same) {
-        dropped.push(`${path}${task === null ? "" : ` (${remote} has task ${task} already)`}`);
+      if (task === null) {
+        dropped.push(`${path} (no Task: line; queue it with relay inbox add)`);
+        continue;
+      }
+      if (same) {
+        dropped.push(`${path} (${remote} has task ${task} already)`);
         continue;
       }
       if (theirTitles) {
-        const moved = await requeue(opts.repo, path, text, [...known.keys()]);
+        const moved = await requeue(repo, path, text, [...known.keys()]);
         known.set(moved.task, new Set([title]));
         back.push(`${moved.file} (was ${path}: ${remote} gave task ${task} to another brief)`);
         continue;
@@ -167,17 +238,55 @@ export async function setAsideStalePaperwork(
       dropped.push(`${path} (${err instanceof Error ? err.message : String(err)})`);
     }
   }
-  const kept = [anchor ? `commits under ${anchor}` : "", set ? `files in ${set.dir}` : ""]
-    .filter((s) => s).join(", ");
-  const said = ours === null
-    ? ""
-    : ` (its brief: task ${readHeaderTask(ours) ?? "?"}, ${readStatus(ours) ?? "no status"})`;
-  opts.log.step(
-    `set aside this machine's paperwork that never reached ${remote}${said}: ${remote}/${main} changed ${BRIEF_FILE} meanwhile, so this tick starts from its brief (${kept}${
-      back.length ? `; queued again: ${back.join(", ")}` : ""
-    }${dropped.length ? `; not queued again: ${dropped.join(", ")}` : ""})`,
-  );
-  return true;
+  // Taken out of the queue here. A promotion's is not a drop: the promotion is set aside
+  // with the rest, and the tick promotes afresh from the remote's queue.
+  let promoted: Set<number> | undefined;
+  for (const [path, text] of mine) {
+    if (text !== null || handled.has(path)) continue;
+    try {
+      const theirs = await show(upstream, path);
+      if (theirs === null) continue; // gone there too
+      promoted ??= await promotedHere(primary, base, local, ours);
+      const m = NUMBERED.exec(path);
+      if (m && promoted.has(Number(m[1]))) continue;
+      if (theirs === (await show(base, path))) {
+        await Deno.remove(join(primary.cwd, path));
+        out.push(`dropped again: ${path}`);
+      } else {
+        out.push(
+          `kept: ${path}, dropped here, was changed on ${remote} meanwhile (relay inbox drop ${
+            m?.[1] ?? "<task>"
+          } drops it)`,
+        );
+      }
+    } catch (err) {
+      out.push(`kept: ${path} (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  return [
+    back.length ? `; queued again: ${back.join(", ")}` : "",
+    dropped.length ? `; not queued again: ${dropped.join(", ")}` : "",
+    out.length ? `; ${out.join("; ")}` : "",
+  ].join("");
+}
+
+/** The task numbers this machine's set-aside paperwork put in its brief (its promotions). */
+async function promotedHere(
+  primary: Git,
+  base: string,
+  local: string,
+  ours: string | null,
+): Promise<Set<number>> {
+  const tasks = new Set<number>();
+  const revs = (await primary.out(["log", "--format=%H", `${base}..${local}`, "--", BRIEF_FILE]))
+    .split("\n").filter((l) => l !== "");
+  for (const rev of revs) {
+    const task = readHeaderTask((await primary.showFiles(rev, [BRIEF_FILE]))[0] ?? null);
+    if (task !== null) tasks.add(task);
+  }
+  const task = readHeaderTask(ours);
+  if (task !== null) tasks.add(task);
+  return tasks;
 }
 
 /** True when every commit in `range` is relay's reviewer paperwork: the brief and the inbox. */
@@ -255,7 +364,7 @@ async function knownTasks(
     add(readHeaderTask(brief), readHeaderField(brief, "title"));
     add(readHeaderTask(report), null);
   }
-  const numbered = /(?:^|\/)(\d+)-[^/]*$/;
+  const numbered = NUMBERED;
   const queued = (await primary.out([
     "ls-tree",
     "--name-only",

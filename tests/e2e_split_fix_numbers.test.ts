@@ -143,3 +143,33 @@ Deno.test("split machines: a brief queued on B is queued again though another cl
   await rounds(scene, a, b, 2);
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A", "task 4 A"]);
 });
+
+Deno.test("split machines: a brief queued on B and another queued on another clone under the same file name (titles that differ only in punctuation) both run: B's takes a free number", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
+  await shippedThenKilled(scene, a, b);
+  const mine = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
+    stdin: brief({ title: "Urgent" }),
+  });
+  assert.equal(mine.code, 0, all(mine));
+  // On C a person queues "Urgent!" (task 3 there too: .relay/inbox/0003-urgent.md), and C's
+  // review tick, B's lease run out, promotes task 2 and pushes both.
+  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  const theirs = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
+    stdin: brief({ title: "Urgent!" }),
+  });
+  assert.equal(theirs.code, 0, all(theirs));
+  await expire(scene, "reviewer");
+  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
+  await expire(scene, "reviewer");
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(
+    back.stderr,
+    /queued again: \.relay\/inbox\/0004-urgent\.md \(was \.relay\/inbox\/0003-urgent\.md: origin queued another brief under this name\)/,
+    all(back),
+  );
+  await rounds(scene, a, b, 4);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A", "task 4 A"]);
+});

@@ -164,6 +164,19 @@ async function requeueMine(
     const m = NUMBERED.exec(path);
     if (m) queuedAtBase.set(Number(m[1]), path);
   }
+  const queuedUpstream = new Map<number, string>();
+  for (
+    const path
+      of (await primary.out(["ls-tree", "--name-only", "-z", upstream, "--", `${INBOX_DIR}/`]))
+        .split("\0")
+  ) {
+    const m = NUMBERED.exec(path);
+    if (m) queuedUpstream.set(Number(m[1]), path);
+  }
+  // Numbers this loop gave to briefs it queued again: not the remote's.
+  const renumbered = new Set<number>();
+  // A free number is free of the briefs this loop has still to put back, too.
+  const mineNumbers = [...mine.values()].map((t) => readHeaderTask(t)).filter((n) => n !== null);
   const handled = new Set<string>();
   let known: Map<number, Set<string | null>> | undefined;
   for (const [path, text] of mine) {
@@ -178,8 +191,17 @@ async function requeueMine(
         // remote's where both changed it.
         if (theirs === text) continue;
         if ((await show(base, path)) === null) {
-          // Queued under the same name on both sides since they parted: two briefs, not one.
-          dropped.push(`${path} (${remote} queued another brief under this name)`);
+          // Queued under the same name on both sides since they parted: one brief when the
+          // titles are one (queued twice), else two, and this one takes a free number.
+          const title = readHeaderField(text, "title");
+          if (title === readHeaderField(theirs, "title")) {
+            dropped.push(`${path} (${remote} queued a brief of this title under this name)`);
+            continue;
+          }
+          known ??= await knownTasks(primary, remote, base, upstream);
+          const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
+          known.set(moved.task, new Set([title]));
+          back.push(`${moved.file} (was ${path}: ${remote} queued another brief under this name)`);
           continue;
         }
         await restoreAside(primary, { dir: "", files: new Map([[path, text]]) }, base, upstream);
@@ -187,8 +209,14 @@ async function requeueMine(
         continue;
       }
       if ((await show(base, path)) !== null) {
-        // Queued when the two last matched: the remote took it from the queue since.
-        dropped.push(`${path} (${remote} took it from the queue)`);
+        // Queued when the two last matched: the remote took it from the queue since, or queues
+        // it under another name (a person's drop and add there).
+        const there = task === null ? undefined : queuedUpstream.get(task);
+        dropped.push(
+          there === undefined
+            ? `${path} (${remote} took it from the queue)`
+            : `${path} (${remote} queues task ${task} as ${there}: this machine's edit is not in it)`,
+        );
         continue;
       }
       if (was !== undefined && was !== path) {
@@ -223,14 +251,22 @@ async function requeueMine(
         continue;
       }
       if (theirTitles) {
-        const moved = await requeue(repo, path, text, [...known.keys()]);
+        const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
         known.set(moved.task, new Set([title]));
-        back.push(`${moved.file} (was ${path}: ${remote} gave task ${task} to another brief)`);
+        back.push(
+          `${moved.file} (was ${path}: ${
+            renumbered.has(task)
+              ? `task ${task} went to another brief queued again here`
+              : `${remote} gave task ${task} to another brief`
+          })`,
+        );
+        renumbered.add(moved.task);
         continue;
       }
       await Deno.mkdir(dirname(full), { recursive: true });
       await Deno.writeTextFile(full, text);
       known.set(task, new Set([title]));
+      renumbered.add(task);
       back.push(path);
     } catch (err) {
       // Main has moved already: one brief that cannot be queued again must not cost the rest

@@ -683,23 +683,21 @@ interface TraceEvent {
   argv?: string[];
 }
 
-/** relay gate in this process with git's trace2 events on; returns its result and relay's git events. */
+/**
+ * relay gate, run as the binary runs, with git's trace2 events on for its git processes only
+ * (an environment of its own: work this test process still has under way, another test's, is
+ * not in the trace); returns its result and relay's git events.
+ */
 async function tracedGate(
+  scene: Scene,
   args: string[],
-  cwd: string,
-  dir: string,
 ): Promise<{ code: number; out: string; events: TraceEvent[] }> {
-  const trace = join(dir, `trace-${crypto.randomUUID()}`);
-  Deno.env.set("GIT_TRACE2_EVENT", trace);
-  try {
-    const res = await runCli(args, cwd);
-    const events = (await Deno.readTextFile(trace)).trim().split("\n")
-      .map((line) => JSON.parse(line) as TraceEvent)
-      .filter((e) => e.event === "start" || e.event === "exit");
-    return { ...res, events };
-  } finally {
-    Deno.env.delete("GIT_TRACE2_EVENT");
-  }
+  const trace = join(scene.dir, `trace-${crypto.randomUUID()}`);
+  const res = await scene.relay(["gate", ...args], { env: { GIT_TRACE2_EVENT: trace } });
+  const events = (await Deno.readTextFile(trace)).trim().split("\n")
+    .map((line) => JSON.parse(line) as TraceEvent)
+    .filter((e) => e.event === "start" || e.event === "exit");
+  return { code: res.code, out: res.stdout, events };
 }
 
 /** The sids of the git processes relay itself started whose argv has `word`. */
@@ -740,7 +738,7 @@ Deno.test("relay gate starts the scope diff on the clone's refs while a slow rem
   await Deno.writeTextFile(slow, '#!/bin/sh\nsleep 2\nexec git-upload-pack "$@"\n');
   await Deno.chmod(slow, 0o755);
   await s.scene.git(s.scene.work, ["config", "remote.origin.uploadpack", slow]);
-  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  const res = await tracedGate(s.scene, ["--json"]);
   assert.equal(res.code, 0, res.out);
   const data = JSON.parse(res.out);
   assert.equal(data.decision, "MERGE");
@@ -763,7 +761,7 @@ Deno.test("relay gate whose fetch moves the PR's branch judges the new head, not
   await using _ = s.scene;
   const other = await otherClone(s.scene);
   const moved = await pushFrom(s.scene, other, "task-1", { "package.json": "{}\n" });
-  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  const res = await tracedGate(s.scene, ["--json"]);
   const data = JSON.parse(res.out);
   assert.equal(data.head, moved);
   assert.equal(data.decision, "REFUSE");
@@ -780,7 +778,7 @@ Deno.test("relay gate whose fetch moves main judges the PR onto the new main", a
   await using _ = s.scene;
   const other = await otherClone(s.scene);
   const main = await pushFrom(s.scene, other, "main", { "src/other.txt": "a person's change\n" });
-  const res = await tracedGate(["--json"], s.scene.work, s.scene.dir);
+  const res = await tracedGate(s.scene, ["--json"]);
   const data = JSON.parse(res.out);
   assert.equal(data.base, main);
   assert.equal(data.head, s.head);

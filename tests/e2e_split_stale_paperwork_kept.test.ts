@@ -265,3 +265,32 @@ Deno.test("split machines: a queued brief a person dropped on B, still queued on
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
   assert.doesNotMatch(await originInbox(scene), /0003-third/);
 });
+
+Deno.test("split machines: a queued brief B edited in place, which the origin queues under a new name meanwhile, is not queued twice, and the line names where the origin queues it", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["First", "Second", "Third"]);
+  await shippedThenKilled(scene, a, b);
+  const third = join(b.dir, ".relay", "inbox", "0003-third.md");
+  await Deno.writeTextFile(third, (await Deno.readTextFile(third)) + "\nEdited on B.\n");
+  // On C a person renames brief 3 the relay way, and C's review tick promotes task 2.
+  await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  const drop = await scene.relay(["-C", c.dir, "inbox", "drop", "3"]);
+  assert.equal(drop.code, 0, all(drop));
+  const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
+    stdin: brief({ task: 3, title: "Third, renamed" }),
+  });
+  assert.equal(add.code, 0, all(add));
+  await expire(scene, "reviewer");
+  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
+  await expire(scene, "reviewer");
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.match(
+    back.stderr,
+    /not queued again: \.relay\/inbox\/0003-third\.md \(origin no longer queues it under this name; task 3 is queued there as \.relay\/inbox\/0003-third-renamed\.md/,
+    all(back),
+  );
+  await rounds(scene, a, b, 3);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A", "task 3 A"]);
+});

@@ -212,10 +212,12 @@ async function requeueMine(
         // Queued when the two last matched: the remote took it from the queue since, or queues
         // it under another name (a person's drop and add there).
         const there = task === null ? undefined : queuedUpstream.get(task);
+        // Its number queued there under another name: the same brief renamed (drop, then add
+        // with its Task line), or another that inbox add gave the number again. Said as such.
         dropped.push(
           there === undefined
             ? `${path} (${remote} took it from the queue)`
-            : `${path} (${remote} queues task ${task} as ${there}: this machine's edit is not in it)`,
+            : `${path} (${remote} no longer queues it under this name; task ${task} is queued there as ${there}, this brief renamed or another that took its number; this machine's edit is not in it)`,
         );
         continue;
       }

@@ -14,8 +14,10 @@ import {
   expire,
   launched,
   personPromotes,
+  queueOn,
   rounds,
   shippedThenKilled,
+  takesOver,
   tick,
 } from "./helpers/split_machines.ts";
 
@@ -148,20 +150,12 @@ Deno.test("split machines: a brief queued on B and another queued on another clo
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["First", "Second"]);
   await shippedThenKilled(scene, a, b);
-  const mine = await scene.relay(["-C", b.dir, "inbox", "add", "-"], {
-    stdin: brief({ title: "Urgent" }),
-  });
-  assert.equal(mine.code, 0, all(mine));
+  await queueOn(scene, b, { title: "Urgent" });
   // On C a person queues "Urgent!" (task 3 there too: .relay/inbox/0003-urgent.md), and C's
   // review tick, B's lease run out, promotes task 2 and pushes both.
   await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
-  const theirs = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
-    stdin: brief({ title: "Urgent!" }),
-  });
-  assert.equal(theirs.code, 0, all(theirs));
-  await expire(scene, "reviewer");
-  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
-  await expire(scene, "reviewer");
+  await queueOn(scene, c, { title: "Urgent!" });
+  await takesOver(scene, c, /promoted task 2/);
 
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));

@@ -16,8 +16,10 @@ import {
   launched,
   type Machine,
   personPromotes,
+  queueOn,
   rounds,
   shippedThenKilled,
+  takesOver,
   tick,
 } from "./helpers/split_machines.ts";
 
@@ -253,9 +255,7 @@ Deno.test("split machines: a queued brief a person dropped on B, still queued on
   await shippedThenKilled(scene, a, b);
   const drop = await scene.relay(["-C", b.dir, "inbox", "drop", "3"]);
   assert.equal(drop.code, 0, all(drop));
-  await expire(scene, "reviewer");
-  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
-  await expire(scene, "reviewer");
+  await takesOver(scene, c, /promoted task 2/);
 
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));
@@ -276,13 +276,8 @@ Deno.test("split machines: a queued brief B edited in place, which the origin qu
   await scene.git(c.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
   const drop = await scene.relay(["-C", c.dir, "inbox", "drop", "3"]);
   assert.equal(drop.code, 0, all(drop));
-  const add = await scene.relay(["-C", c.dir, "inbox", "add", "-"], {
-    stdin: brief({ task: 3, title: "Third, renamed" }),
-  });
-  assert.equal(add.code, 0, all(add));
-  await expire(scene, "reviewer");
-  assert.match((await tick(scene, c, "review")).stdout, /promoted task 2/);
-  await expire(scene, "reviewer");
+  await queueOn(scene, c, { task: 3, title: "Third, renamed" });
+  await takesOver(scene, c, /promoted task 2/);
 
   const back = await tick(scene, b, "review");
   assert.equal(back.code, 0, all(back));

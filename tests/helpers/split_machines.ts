@@ -212,3 +212,20 @@ export async function personPromotes(scene: Scene, on: Machine, queue: string[] 
   await scene.git(on.dir, ["commit", "--quiet", "-m", "person: promote"]);
   await scene.git(on.dir, ["push", "--quiet", "origin", "HEAD:main"]);
 }
+
+/** A person on `on` queues a brief with `relay inbox add`. */
+export async function queueOn(scene: Scene, on: Machine, opts: Parameters<typeof brief>[0]) {
+  const add = await scene.relay(["-C", on.dir, "inbox", "add", "-"], { stdin: brief(opts) });
+  assert.equal(add.code, 0, all(add));
+}
+
+/**
+ * The reviewer's lease runs out and `m` takes the role: its review tick says `said` (a
+ * promotion, say) and pushes what it left; then that lease runs out too.
+ */
+export async function takesOver(scene: Scene, m: Machine, said: RegExp): Promise<void> {
+  await expire(scene, "reviewer");
+  const reviewed = await tick(scene, m, "review");
+  assert.match(reviewed.stdout, said, all(reviewed));
+  await expire(scene, "reviewer");
+}

@@ -707,6 +707,17 @@ function started(events: TraceEvent[], word: string): string[] {
   ).map((e) => e.sid);
 }
 
+/**
+ * The primary tree's remote answers a fetch only after two seconds: the gate's guessed checks,
+ * on the refs the clone has, start before the fetch can move them.
+ */
+async function slowRemote(scene: Scene): Promise<void> {
+  const slow = join(scene.dir, "slow-upload-pack");
+  await Deno.writeTextFile(slow, '#!/bin/sh\nsleep 2\nexec git-upload-pack "$@"\n');
+  await Deno.chmod(slow, 0o755);
+  await scene.git(scene.work, ["config", "remote.origin.uploadpack", slow]);
+}
+
 /** A second clone of the scene's origin, for a push the primary tree does not see until it fetches. */
 async function otherClone(scene: Scene): Promise<string> {
   const other = join(scene.dir, "other");
@@ -734,10 +745,7 @@ Deno.test("relay gate starts the scope diff on the clone's refs while a slow rem
   const s = await setup();
   await using _ = s.scene;
   // The remote takes two seconds to answer: the guessed checks start well before it has.
-  const slow = join(s.scene.dir, "slow-upload-pack");
-  await Deno.writeTextFile(slow, '#!/bin/sh\nsleep 2\nexec git-upload-pack "$@"\n');
-  await Deno.chmod(slow, 0o755);
-  await s.scene.git(s.scene.work, ["config", "remote.origin.uploadpack", slow]);
+  await slowRemote(s.scene);
   const res = await tracedGate(s.scene, ["--json"]);
   assert.equal(res.code, 0, res.out);
   const data = JSON.parse(res.out);
@@ -761,6 +769,7 @@ Deno.test("relay gate whose fetch moves the PR's branch judges the new head, not
   await using _ = s.scene;
   const other = await otherClone(s.scene);
   const moved = await pushFrom(s.scene, other, "task-1", { "package.json": "{}\n" });
+  await slowRemote(s.scene); // the guess is made on the branch as the clone had it
   const res = await tracedGate(s.scene, ["--json"]);
   const data = JSON.parse(res.out);
   assert.equal(data.head, moved);
@@ -778,6 +787,7 @@ Deno.test("relay gate whose fetch moves main judges the PR onto the new main", a
   await using _ = s.scene;
   const other = await otherClone(s.scene);
   const main = await pushFrom(s.scene, other, "main", { "src/other.txt": "a person's change\n" });
+  await slowRemote(s.scene); // the guess is made on main as the clone had it
   const res = await tracedGate(s.scene, ["--json"]);
   const data = JSON.parse(res.out);
   assert.equal(data.base, main);

@@ -247,7 +247,7 @@ export async function commitPaperwork(
 }
 
 /** True when every commit in `range` touches only paperwork. */
-export async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
+async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
   const out = await primary.out(["log", "--format=", "--name-only", "-z", range]);
   const paths = out.split(/[\0\n]/).filter((p) => p !== "");
   return paths.every((p) => PAPERWORK_PATHS.some((pw) => p === pw || p.startsWith(`${pw}/`)));

@@ -154,25 +154,11 @@ async function requeueMine(
   const out: string[] = [];
   const show = async (rev: string, path: string) =>
     (await primary.showFiles(rev, [path]))[0] ?? null;
+  if (mine.size === 0) return "";
   // The queue when the two last matched, by task number: a brief queued here since has a
   // number of its own (inbox add counts the queue), so one of those numbers is that brief.
-  const queuedAtBase = new Map<number, string>();
-  for (
-    const path of (await primary.out(["ls-tree", "--name-only", "-z", base, "--", `${INBOX_DIR}/`]))
-      .split("\0")
-  ) {
-    const m = NUMBERED.exec(path);
-    if (m) queuedAtBase.set(Number(m[1]), path);
-  }
-  const queuedUpstream = new Map<number, string>();
-  for (
-    const path
-      of (await primary.out(["ls-tree", "--name-only", "-z", upstream, "--", `${INBOX_DIR}/`]))
-        .split("\0")
-  ) {
-    const m = NUMBERED.exec(path);
-    if (m) queuedUpstream.set(Number(m[1]), path);
-  }
+  const queuedAtBase = await queueByNumber(primary, base);
+  const queuedUpstream = await queueByNumber(primary, upstream);
   // Numbers this loop gave to briefs it queued again: not the remote's.
   const renumbered = new Set<number>();
   // A free number is free of the briefs this loop has still to put back, too.
@@ -306,6 +292,17 @@ async function requeueMine(
     dropped.length ? `; not queued again: ${dropped.join(", ")}` : "",
     out.length ? `; ${out.join("; ")}` : "",
   ].join("");
+}
+
+/** The inbox files `rev` holds, by the task number their names begin with. */
+async function queueByNumber(primary: Git, rev: string): Promise<Map<number, string>> {
+  const queued = new Map<number, string>();
+  const names = await primary.out(["ls-tree", "--name-only", "-z", rev, "--", `${INBOX_DIR}/`]);
+  for (const path of names.split("\0")) {
+    const m = NUMBERED.exec(path);
+    if (m) queued.set(Number(m[1]), path);
+  }
+  return queued;
 }
 
 /** The task numbers this machine's set-aside paperwork put in its brief (its promotions). */

@@ -29,6 +29,7 @@ Deno.test("parseRepoConfig() gives the defaults for an empty file", () => {
   assert.equal(DEFAULT_REPO_CONFIG.timeouts.agentMs, undefined);
   assert.equal(DEFAULT_REPO_CONFIG.timeouts.barMs, 600_000);
   assert.equal(DEFAULT_REPO_CONFIG.timeouts.networkMs, 120_000);
+  assert.equal(DEFAULT_REPO_CONFIG.timeouts.leaseMs, 600_000);
 });
 
 Deno.test("parseRepoConfig() reads every key and converts names and durations", () => {
@@ -43,6 +44,7 @@ timeouts:
   agent: 1h30m
   bar: 90
   network: 30s
+  lease: 30m
 evidence_max_bytes: 2048
 gate:
   product: ["src/**", lib/**]
@@ -69,7 +71,7 @@ paperwork:
     merge: "human",
     forge: "github",
     machines: "one",
-    timeouts: { agentMs: 5_400_000, barMs: 90_000, networkMs: 30_000 },
+    timeouts: { agentMs: 5_400_000, barMs: 90_000, networkMs: 30_000, leaseMs: 1_800_000 },
     evidenceMaxBytes: 2048,
     gate: { product: ["src/**", "lib/**"], refuse: ["deploy/**"] },
     acceptedInfra: [".github/workflows/**"],
@@ -106,7 +108,7 @@ Deno.test("a commit_suffix of more than one line, or a preview_url with a placeh
 
 Deno.test("parseRepoConfig() fills defaults inside partly given sections", () => {
   const c = parseRepoConfig("timeouts:\n  bar: 5m\ngate:\n  refuse: [x/**]\n", FILE);
-  assert.deepEqual(c.timeouts, { barMs: 300_000, networkMs: 120_000 });
+  assert.deepEqual(c.timeouts, { barMs: 300_000, networkMs: 120_000, leaseMs: 600_000 });
   assert.deepEqual(c.gate, { product: [], refuse: ["x/**"] });
 });
 
@@ -141,7 +143,7 @@ Deno.test("parseRepoConfig() rejects an unknown nested key with the keys allowed
   const e = inputError(() => parseRepoConfig("timeouts:\n  bar: 5m\n  merge: 1m\n", FILE));
   assert.equal(e.location.line, 3);
   assert.equal(e.location.key, "timeouts.merge");
-  assert.equal(e.fix, "remove it or use one of the allowed keys: agent, bar, network");
+  assert.equal(e.fix, "remove it or use one of the allowed keys: agent, bar, network, lease");
 });
 
 const BAD_VALUES: [string, number, string, RegExp][] = [
@@ -159,7 +161,14 @@ const BAD_VALUES: [string, number, string, RegExp][] = [
   ["timeouts:\n  bar: soon\n", 2, "timeouts.bar", /1h30m/],
   ["timeouts:\n  network: 0\n", 2, "timeouts.network", /duration/],
   ["timeouts:\n  agent: 48h\n", 2, "timeouts.agent", /at most 24h/],
-  ["timeouts: 5m\n", 1, "timeouts", /agent, bar, network/],
+  ["timeouts: 5m\n", 1, "timeouts", /agent, bar, network, lease/],
+  [
+    "timeouts:\n  lease: 30s\n",
+    2,
+    "timeouts.lease",
+    /from 1m to 24h, e\.g\. "10m": how long a role's lease/,
+  ],
+  ["timeouts:\n  lease: 25h\n", 2, "timeouts.lease", /from 1m to 24h/],
   ["evidence_max_bytes: 10\n", 1, "evidence_max_bytes", /1024 to 16777216/],
   ["gate:\n  product: src/**\n", 2, "gate.product", /list of repo-relative globs/],
   ["gate:\n  refuse:\n    - ok/**\n    - '!keep/**'\n", 4, "gate.refuse[1]", /globs to refuse/],

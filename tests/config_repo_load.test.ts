@@ -29,7 +29,7 @@ Deno.test("parseCommonRepoConfig() reads the common files as the full parser doe
     "# nothing set\n",
     renderDefaultRepoConfig(),
     "version: 1\nmain: trunk\nremote: upstream\nattempts: 4\nfix_rounds: 0\nmerge: human\n" +
-    "forge: github\ntimeouts:\n  agent: 30m\n  bar: 90\n  network: 1h30m\n" +
+    "forge: github\ntimeouts:\n  agent: 30m\n  bar: 90\n  network: 1h30m\n  lease: 1m\n" +
     "evidence_max_bytes: 2048\nskip_quality_polish: true\nplan_review: on\nplan_rounds: 5\n",
     "timeouts:\ngate:\n  product:\naccepted_infra: []\n",
   ];
@@ -85,6 +85,9 @@ const VALUES = [
   "10m",
   "90s",
   "1h30m",
+  "1m",
+  "59s",
+  "60",
   "0s",
   "25h",
   "2h",
@@ -130,7 +133,18 @@ const KEYS = [
   "Version",
   "unknown_key",
 ];
-const SUBKEYS = ["agent", "bar", "network", "product", "refuse", "commit_suffix", "argv", "x"];
+const SUBKEYS = [
+  "agent",
+  "bar",
+  "network",
+  "lease",
+  "lease",
+  "product",
+  "refuse",
+  "commit_suffix",
+  "argv",
+  "x",
+];
 
 function generate(next: () => number): string {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;

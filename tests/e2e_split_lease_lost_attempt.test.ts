@@ -1,13 +1,13 @@
 /**
  * `machines: split`: an executor tick that outlives its lease. Its agent's turn runs while the
- * machine's network hangs (the origin is moved out of reach): the renewal at 2 minutes decides
- * nothing, the lease runs out, and another machine does the task meanwhile. When the turn ends,
+ * machine's network hangs (the origin is moved out of reach): the renewal (every 24 s with the
+ * scene's 2-minute lease) decides nothing, the lease runs out, and another machine does the task meanwhile. When the turn ends,
  * relay asks the lease before it judges or records the turn, finds it another machine's, and
  * stops (exit 1, not a HOLD): the run stays journaled and no attempt is counted. Its next tick
  * settles the run from what the remote shows, as after a crash: set aside, not failed.
  *
- * Real time: about 3.3 minutes (the lease is renewed every 2 minutes, and asked again when a
- * renewal is half an interval overdue).
+ * Real time: about 45 s (the lease is renewed every 24 s, and asked again when a renewal is half
+ * an interval overdue).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,6 +18,7 @@ import {
   launched,
   outlivedLease,
   sleep,
+  SPLIT_SHORT_LEASE,
   tick,
   waitForGo,
 } from "./helpers/split_machines.ts";
@@ -38,7 +39,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    await using scene = await makeScene({ config: "machines: split\n" });
+    await using scene = await makeScene({ config: SPLIT_SHORT_LEASE });
     // A's agent waits for `go`, then fails (exit 1: judged, a failed attempt); C's is honest.
     const agent = waitForGo("A", 300, "  exit 1\n") + `exec bash "${join(AGENTS, "good.sh")}" "$@"`;
     const { a, b, c, launches } = await briefs(scene, ["Outlived"], agent);
@@ -61,7 +62,7 @@ Deno.test({
     const merged = await tick(scene, b, "review");
     assert.match(merged.stdout, /task 1 merged/, all(merged));
 
-    // A's network hangs through its renewal at 2 minutes; it is back once the lease is overdue.
+    // A's network hangs through its next renewal; it is back once the lease is overdue.
     const lost = await outlivedLease(scene, started, go, aTick, "executor");
     assert.doesNotMatch(lost.stderr, /HOLD/, all(lost));
 

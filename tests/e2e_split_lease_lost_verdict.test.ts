@@ -1,7 +1,7 @@
 /**
  * `machines: split`: a review tick whose reviewer lease another machine took during its
  * reviewer's turn. B's turn on task 1 runs while B's network hangs (the origin is moved out of
- * reach: B's renewal at 2 minutes decides nothing); B's lease runs out, and C reviews the same
+ * reach: B's renewal, every 24 s with the scene's 2-minute lease, decides nothing); B's lease runs out, and C reviews the same
  * head and FAILs it (fix brief 2). When B's reviewer ends (a PASS), relay asks the lease before
  * it records anything of the turn, finds it C's, and stops (exit 1): no verdict on B's record,
  * the turn still journaled. The executor answers the fix brief without a new commit; B's next
@@ -9,8 +9,8 @@
  * began), and reviews the answer before anything merges — as after a crash, or on one machine.
  * (It did not: B recorded the PASS, cleared its journal, and merged task 1 on it.)
  *
- * Real time: about 3.5 minutes (the lease is renewed every 2 minutes, and asked again when a
- * renewal is half an interval overdue).
+ * Real time: about 50 s (the lease is renewed every 24 s, and asked again when a renewal is half
+ * an interval overdue).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -29,6 +29,7 @@ import {
   outlivedLease,
   reviewerWaitingOnB,
   sleep,
+  SPLIT_SHORT_LEASE,
   tick,
 } from "./helpers/split_machines.ts";
 
@@ -38,7 +39,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    await using scene = await makeScene({ config: "machines: split\n" });
+    await using scene = await makeScene({ config: SPLIT_SHORT_LEASE });
     // B's reviewer waits for `go` (B only); then the honest reviewer (PASS unless FAKE_FAIL_ONCE).
     await reviewerWaitingOnB(scene, 300);
     // Task 1: the honest agent; fix brief 2: an executor that pushes back (no new commit).
@@ -68,8 +69,8 @@ Deno.test({
     assert.equal(failed.code, 0, all(failed));
     assert.match(failed.stdout, /task 1: sent back — fix brief 2/, all(failed));
 
-    // B's network hangs through its renewal at 2 minutes (origin out of reach: the renewal
-    // and its fetch fail, deciding nothing); it is back once the lease is overdue (3 minutes).
+    // B's network hangs through its next renewal (origin out of reach: the renewal and its
+    // fetch fail, deciding nothing); it is back once the lease is overdue.
     // B's reviewer then ends with a PASS.
     const lost = await outlivedLease(scene, started, go, bTick, "reviewer");
     assert.match(lost.stderr, /finds its reviewer turn void if the remote shows the round settled/);
@@ -81,10 +82,11 @@ Deno.test({
       [],
       "B recorded its turn's PASS",
     );
-    // Real time: another machine reviews only once B's lease ran out (8+ minutes after the
-    // turn began); moved back as tests/e2e_split_reviewer_stale.test.ts does.
+    // Real time: another machine reviews only once B's lease ran out (at least the lease less
+    // one renewal, 96 s, after the turn began); moved back as
+    // tests/e2e_split_reviewer_stale.test.ts does.
     const j = JSON.parse(await Deno.readTextFile(journal));
-    j.started = new Date(Date.parse(j.started) - 10 * 60_000).toISOString();
+    j.started = new Date(Date.parse(j.started) - 3 * 60_000).toISOString();
     await Deno.writeTextFile(journal, JSON.stringify(j));
 
     // The executor answers C's fix brief without a new commit.

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DEFAULT_REPO_CONFIG } from "../lib/config/repo_load.ts";
 import { Git } from "../lib/git/git.ts";
 import {
   leaseRef,
@@ -205,13 +206,14 @@ Deno.test("lease: a lease ref that holds no lease (not JSON) stops nobody and is
  * What the role says goes to `said`.
  */
 async function heldBy(git: Git) {
-  const { HeldRole, LEASE_TTL_MS, RENEW_EVERY_MS } = await import("../lib/loop/split.ts");
+  const { HeldRole, leaseTimes } = await import("../lib/loop/split.ts");
+  const { ttlMs, renewEveryMs } = leaseTimes(DEFAULT_REPO_CONFIG);
   const said: string[] = [];
   const log = { step: (m: string) => void said.push(m) } as never;
   const t = {
     clock: Date.parse("2026-12-02T10:00:00Z"),
     said,
-    times: { ttlMs: LEASE_TTL_MS, renewEveryMs: RENEW_EVERY_MS, now: () => t.clock },
+    times: { ttlMs, renewEveryMs, now: () => t.clock },
     role: undefined as unknown as InstanceType<typeof HeldRole>,
   };
   await fetch(git);

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { type RemoteFacts, settledElsewhere, SKEW_MS } from "../lib/loop/review_stale.ts";
+import { type RemoteFacts, settledElsewhere as settled, skewMs } from "../lib/loop/review_stale.ts";
+import { DEFAULT_REPO_CONFIG } from "../lib/config/repo_load.ts";
+import { leaseTimes } from "../lib/loop/split.ts";
 import type { ReviewJournal } from "../lib/loop/review_journal.ts";
 
 const H = "a".repeat(40);
@@ -26,6 +28,11 @@ const open: RemoteFacts = {
   branchHead: H,
   notes: [],
 };
+
+/** With the default lease (10 minutes, renewed every 2): a verdict counts from 4 minutes on. */
+const SKEW = skewMs(leaseTimes(DEFAULT_REPO_CONFIG));
+const settledElsewhere = (j: Parameters<typeof settled>[0], facts: RemoteFacts, remote: string) =>
+  settled(j, facts, remote, SKEW);
 
 Deno.test("settledElsewhere() is null while the turn's head is still under review with no verdict on it since the turn started", () => {
   assert.equal(settledElsewhere(journal, open, "origin"), null);
@@ -111,7 +118,7 @@ Deno.test("settledElsewhere() weighs a stage's turn by that stage's notes, leave
   );
 });
 
-Deno.test("settledElsewhere() takes no verdict from within SKEW_MS of the turn's start for this round's: an earlier round's PASS, stamped by a clock 90 s ahead, is not", () => {
+Deno.test("settledElsewhere() takes no verdict from within the skew (skewMs) of the turn's start for this round's: an earlier round's PASS, stamped by a clock 90 s ahead, is not", () => {
   // This machine started its re-review of H at 10:00:00 by its clock, a minute after another
   // machine's PASS on it (09:59:00 true time), whose clock runs 90 s ahead: it wrote 10:00:30.
   // This machine's lease kept every other reviewer off the round for 8 minutes at least.
@@ -126,5 +133,7 @@ Deno.test("settledElsewhere() takes no verdict from within SKEW_MS of the turn's
   // This round's, 8 minutes on, even by a clock 3 minutes behind: counted.
   const late = { ...earlier, result: "FAIL", at: "2026-01-01T10:05:00.000Z" };
   assert.match(settledElsewhere(journal, { ...open, notes: [late] }, "origin") ?? "", /a FAIL on/);
-  assert.equal(SKEW_MS, 4 * 60_000);
+  assert.equal(SKEW, 4 * 60_000);
+  // A 1-minute lease (renewed every 12 s): 24 s.
+  assert.equal(skewMs({ ttlMs: 60_000, renewEveryMs: 12_000 }), 24_000);
 });

@@ -16,6 +16,7 @@ import { dropNullKeys, DURATION_FIX, durationMs } from "./zod_types.ts";
 import {
   DEFAULT_REPO_CONFIG,
   isSafeBranchName,
+  MIN_LEASE_MS,
   REMOTE_NAME,
   type RepoConfig,
   settingsToConfig,
@@ -79,6 +80,9 @@ const repoSchema = z.strictObject({
       agent: durationMs().optional(),
       bar: durationMs().default(DEFAULT_REPO_CONFIG.timeouts.barMs),
       network: durationMs().default(DEFAULT_REPO_CONFIG.timeouts.networkMs),
+      lease: durationMs()
+        .refine((ms) => ms >= MIN_LEASE_MS, { message: "shorter than 1m" })
+        .default(DEFAULT_REPO_CONFIG.timeouts.leaseMs),
     })
     .prefault({}),
   evidence_max_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
@@ -146,10 +150,12 @@ const FIXES: Record<string, string> = {
   forge: "use plain or github",
   machines:
     "use one (both ticks in this clone) or split (executor and reviewer on different machines, forge: plain)",
-  timeouts: "write a mapping with any of: agent, bar, network",
+  timeouts: "write a mapping with any of: agent, bar, network, lease",
   "timeouts.agent": DURATION_FIX,
   "timeouts.bar": DURATION_FIX,
   "timeouts.network": DURATION_FIX,
+  "timeouts.lease":
+    'write a duration from 1m to 24h, e.g. "10m": how long a role\'s lease (machines: split) lasts without renewal',
   evidence_max_bytes: "use a whole number of bytes from 1024 to 16777216",
   gate: "write a mapping with any of: product, refuse",
   "gate.product": 'write a list of repo-relative globs, e.g. ["src/**", "lib/**"]',
@@ -242,6 +248,10 @@ export function renderDefaultRepoConfig(): string {
     row("  # agent: 30m", "can only LOWER the operator profile's per-role timeout"),
     row(`  bar: ${formatDuration(d.timeouts.barMs)}`, "each verification command"),
     row(`  network: ${formatDuration(d.timeouts.networkMs)}`, "each fetch / push"),
+    row(
+      `  lease: ${formatDuration(d.timeouts.leaseMs)}`,
+      "machines: split: a role's lease without renewal (1m..24h)",
+    ),
     "",
     row(`evidence_max_bytes: ${d.evidenceMaxBytes}`, "output kept per command in the report"),
     "",

@@ -34,6 +34,11 @@ export interface RepoConfig {
     barMs: number;
     /** Per fetch / push. */
     networkMs: number;
+    /**
+     * How long a role's lease (machines: split) lasts without renewal; a tick renews it every
+     * fifth of that (lib/loop/split.ts leaseTimes).
+     */
+    leaseMs: number;
   };
   evidenceMaxBytes: number;
   gate: {
@@ -82,7 +87,7 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze({
   merge: "auto",
   forge: "plain",
   machines: "one",
-  timeouts: { barMs: 10 * 60_000, networkMs: 2 * 60_000 },
+  timeouts: { barMs: 10 * 60_000, networkMs: 2 * 60_000, leaseMs: 10 * 60_000 },
   evidenceMaxBytes: 65_536,
   gate: { product: [], refuse: [] },
   acceptedInfra: [],
@@ -116,6 +121,9 @@ export function effectiveAgentTimeoutMs(profileMs: number, repo: RepoConfig): nu
     : Math.min(profileMs, repo.timeouts.agentMs);
 }
 
+/** The shortest lease (`timeouts.lease`): its renewal every 12 s, clocks 24 s apart at most. */
+export const MIN_LEASE_MS = 60_000;
+
 /** A usable remote name (the schema's rule for `remote`). */
 export const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
@@ -129,7 +137,7 @@ export interface RepoSettings {
   merge: "auto" | "human";
   forge: "plain" | "github";
   machines: "one" | "split";
-  timeouts: { agent?: number | undefined; bar: number; network: number };
+  timeouts: { agent?: number | undefined; bar: number; network: number; lease: number };
   evidence_max_bytes: number;
   gate: { product: string[]; refuse: string[] };
   accepted_infra: string[];
@@ -148,7 +156,11 @@ export interface RepoSettings {
 
 /** The settings as relay uses them. */
 export function settingsToConfig(c: RepoSettings): RepoConfig {
-  const timeouts: RepoConfig["timeouts"] = { barMs: c.timeouts.bar, networkMs: c.timeouts.network };
+  const timeouts: RepoConfig["timeouts"] = {
+    barMs: c.timeouts.bar,
+    networkMs: c.timeouts.network,
+    leaseMs: c.timeouts.lease,
+  };
   if (c.timeouts.agent !== undefined) timeouts.agentMs = c.timeouts.agent;
   return {
     version: c.version,
@@ -293,7 +305,7 @@ export function parseCommonRepoConfig(text: string): RepoConfig | undefined {
     merge: d.merge,
     forge: d.forge,
     machines: d.machines,
-    timeouts: { bar: d.timeouts.barMs, network: d.timeouts.networkMs },
+    timeouts: { bar: d.timeouts.barMs, network: d.timeouts.networkMs, lease: d.timeouts.leaseMs },
     evidence_max_bytes: d.evidenceMaxBytes,
     gate: { product: [], refuse: [] },
     accepted_infra: [],
@@ -314,8 +326,9 @@ export function parseCommonRepoConfig(text: string): RepoConfig | undefined {
       if (key === "timeouts") {
         for (const [sub, v] of value) {
           if (v === null) continue;
-          const ok = (sub === "agent" || sub === "bar" || sub === "network") &&
-            duration(v, (ms) => s.timeouts[sub] = ms);
+          const ok = (sub === "agent" || sub === "bar" || sub === "network" || sub === "lease") &&
+            duration(v, (ms) => s.timeouts[sub] = ms) &&
+            (sub !== "lease" || s.timeouts.lease >= MIN_LEASE_MS);
           if (!ok) return undefined;
         }
       } else if (key === "gate") {

@@ -29,7 +29,7 @@ import {
   recordVoid,
   type ReviewJournal,
 } from "./review_journal.ts";
-import { LEASE_TTL_MS, RENEW_EVERY_MS } from "./split.ts";
+import type { LeaseTimes } from "./split.ts";
 import { Timeline } from "./timeline.ts";
 
 /** What the remote says about the journaled turn's PR, as of the tick's one fetch. */
@@ -47,8 +47,13 @@ export interface RemoteFacts {
 
 const short = (sha: string) => sha.slice(0, 12);
 
-/** How much later than a turn's start another machine's verdict counts as this round's. */
-export const SKEW_MS = (LEASE_TTL_MS - RENEW_EVERY_MS) / 2;
+/**
+ * How much later than a turn's start another machine's verdict counts as this round's: half
+ * the least time after which another machine can review (4 minutes with a 10-minute lease).
+ */
+export function skewMs(times: Pick<LeaseTimes, "ttlMs" | "renewEveryMs">): number {
+  return (times.ttlMs - times.renewEveryMs) / 2;
+}
 
 /** The branch the journaled turn's PR is on. */
 function branchOf(journal: ReviewJournal): string {
@@ -63,16 +68,17 @@ function branchOf(journal: ReviewJournal): string {
  * A verdict counts only if it was recorded well after the turn started: a head is reviewed
  * again when main moved under its PASS, and a verdict from before that round is not this
  * round's. Another machine reviews only once this machine's lease, held from before the turn
- * and renewed every RENEW_EVERY_MS while it ran, has run out: its verdict on this round comes
- * at least LEASE_TTL_MS - RENEW_EVERY_MS (8 minutes) after the turn started. The two times are
- * from two machines' clocks, so a verdict counts from half that after the start (SKEW_MS): a
- * difference of clocks up to 4 minutes either way neither voids a turn on an earlier round's
- * verdict nor misses this round's.
+ * and renewed every fifth of the lease while it ran, has run out: its verdict on this round
+ * comes at least the lease less one renewal (8 minutes with a 10-minute lease) after the turn
+ * started. The two times are from two machines' clocks, so a verdict counts from half that after
+ * the start (`skew`, skewMs): a difference of clocks up to that much (4 minutes) either way
+ * neither voids a turn on an earlier round's verdict nor misses this round's.
  */
 export function settledElsewhere(
   journal: ReviewJournal,
   facts: RemoteFacts,
   remote: string,
+  skew: number,
 ): string | null {
   // A plan review judges a queued brief against main: there is no PR round to settle.
   if (journal.role === "plan") return null;
@@ -89,7 +95,7 @@ export function settledElsewhere(
   }
   const started = Date.parse(journal.started);
   if (Number.isNaN(started)) return null;
-  const after = (at: string) => Date.parse(at) > started + SKEW_MS;
+  const after = (at: string) => Date.parse(at) > started + skew;
   const stage = journal.role && journal.role !== "reviewer" ? journal.role : null;
   const found: { result: string; at: string }[] = [];
   if (stage === null) {
@@ -132,6 +138,8 @@ async function remoteFacts(git: Git, remote: string, journal: ReviewJournal): Pr
 export async function voidStaleReviewTurn(opts: {
   git: Git;
   remote: string;
+  /** skewMs of the config's lease. */
+  skew: number;
   state: StatePaths;
   commonDir: string;
   log: Log;
@@ -144,6 +152,7 @@ export async function voidStaleReviewTurn(opts: {
     journal,
     await remoteFacts(opts.git, opts.remote, journal),
     opts.remote,
+    opts.skew,
   );
   if (why === null) return;
   const run = journal.runId;

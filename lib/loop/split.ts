@@ -19,6 +19,7 @@
  */
 import { join } from "node:path";
 import type { RepoConfig } from "../config/repo_load.ts";
+import { formatDuration } from "../config/duration.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { Git } from "../git/git.ts";
 import {
@@ -52,13 +53,6 @@ import {
   syncMain,
 } from "./paperwork.ts";
 
-/**
- * How long a lease lasts without renewal. A machine that crashed frees its role this long
- * after its last renewal; a live tick renews every RENEW_EVERY_MS, through the longest turn.
- */
-export const LEASE_TTL_MS = 10 * 60_000;
-export const RENEW_EVERY_MS = 2 * 60_000;
-
 /** The repo config when it says `machines: split`, else null (mode one loads nothing). */
 export async function splitConfig(root: string): Promise<RepoConfig | null> {
   const text = await readTextOrNull(join(root, CONFIG_FILE));
@@ -76,11 +70,15 @@ export interface LeaseTimes {
   now: () => number;
 }
 
-const LEASE_TIMES: LeaseTimes = {
-  ttlMs: LEASE_TTL_MS,
-  renewEveryMs: RENEW_EVERY_MS,
-  now: () => Date.now(),
-};
+/**
+ * The lease times `timeouts.lease` sets (10 minutes unless the config says otherwise). A machine
+ * that crashed frees its role this long after its last renewal; a live tick renews every fifth
+ * of it, through the longest turn.
+ */
+export function leaseTimes(config: RepoConfig): LeaseTimes {
+  const ttlMs = config.timeouts.leaseMs;
+  return { ttlMs, renewEveryMs: ttlMs / 5, now: () => Date.now() };
+}
 
 /**
  * A role's lease this tick holds; renewed in the background until released or kept, and the
@@ -102,7 +100,7 @@ export class HeldRole implements LeaseGuard {
     private readonly remote: string,
     private held: LeaseAt & { lease: Lease },
     private readonly log: Log,
-    private readonly times: LeaseTimes = LEASE_TIMES,
+    private readonly times: LeaseTimes,
   ) {
     this.#renewedAt = times.now();
     this.#timer = setInterval(() => {
@@ -170,7 +168,7 @@ export class HeldRole implements LeaseGuard {
     throw new RetryError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
         new Date(this.#renewedAt).toISOString()
-      }, and it lasts ${Math.round(this.times.ttlMs / 60_000)} min): the tick was stopped ` +
+      }, and it lasts ${formatDuration(this.times.ttlMs)}): the tick was stopped ` +
         "longer than that (a suspended machine?) and another machine may have the task now " +
         `(git log -1 ${leaseRef(role)} on ${this.remote} says which). This tick stopped ` +
         "before its next agent turn, push or merge; what it did stays on this machine, and " +
@@ -234,7 +232,7 @@ export async function takeRole(
   repo: RepoPaths,
   role: LeaseRole,
   log: Log,
-  times: LeaseTimes = LEASE_TIMES,
+  times: LeaseTimes = leaseTimes(config),
 ): Promise<{ busy: string } | { role: HeldRole }> {
   const holder = {
     machine: machineId(repo.commonDir),
@@ -401,10 +399,11 @@ export async function startReviewer(
     // Only a turn journaled here can be stale; a tick without one (the common case) loads
     // nothing more.
     if ((await readTextOrNull(state.reviewJournal)) !== null) {
-      const { voidStaleReviewTurn } = await import("./review_stale.ts");
+      const { skewMs, voidStaleReviewTurn } = await import("./review_stale.ts");
       await voidStaleReviewTurn({
         git,
         remote: config.remote,
+        skew: skewMs(leaseTimes(config)),
         state,
         commonDir: repo.commonDir,
         log,

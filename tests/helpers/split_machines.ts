@@ -7,6 +7,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AGENTS, all, brief, type RelayResult, REVIEWERS, type Scene } from "./scene.ts";
 
+/**
+ * A split scene's config with a short lease (`timeouts.lease: 2m`, renewed every 24 s), for the
+ * tests that wait out a renewal in real time. Short, but not so short that another machine's
+ * poll or review, run while the lease holder's turn waits, could outlast a renewal.
+ */
+export const SPLIT_SHORT_LEASE = "machines: split\ntimeouts:\n  lease: 2m\n";
+/** SPLIT_SHORT_LEASE's renewal interval. */
+export const SHORT_RENEW_MS = 24_000;
+
 export interface Machine {
   name: string;
   dir: string;
@@ -132,14 +141,14 @@ export async function reviewerWaitingOnB(scene: Scene, seconds: number): Promise
 }
 
 /**
- * A machine's network hangs from now until its lease is overdue (`started` + 3 min 5 s: a
- * renewal is due every 2 minutes and asked again half an interval late): the origin is out of
- * reach, so the renewal at 2 minutes and the fetch that would tell a lost lease decide nothing.
+ * A machine's network hangs from now until its lease (SPLIT_SHORT_LEASE) is overdue (`started`
+ * + 41 s: a renewal is due every 24 s and asked again half an interval late): the origin is out
+ * of reach, so the renewal at 24 s and the fetch that would tell a lost lease decide nothing.
  */
 export async function hangUntilOverdue(scene: Scene, started: number): Promise<void> {
   const away = `${scene.origin}.away`;
   await Deno.rename(scene.origin, away);
-  await sleep(Math.max(0, started + 185_000 - Date.now()));
+  await sleep(Math.max(0, started + SHORT_RENEW_MS * 1.5 + 5_000 - Date.now()));
   await Deno.rename(away, scene.origin);
 }
 

@@ -323,6 +323,19 @@ Deno.test("merge() asks the tick's lease first: one lost to another machine asks
   assert.deepEqual(await s.calls(), [], "gh was not started");
 });
 
+Deno.test("a PR's creation, a verdict and a close ask the tick's lease first, as merge() does: one lost asks gh for none of them", async () => {
+  const { guardWith } = await import("../lib/git/lease_guard.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await using s = await standIn({ "pr-list": { out: recording("pr-list-empty.json") } });
+  guardWith({ confirm: () => Promise.reject(new HoldError("the reviewer lease is lost", "x")) });
+  const forge = new GitHubExecutorForge(new Git(s.dir), "origin", "main", 10_000, s.gh);
+  await assert.rejects(forge.openPr(REQUEST), HoldError);
+  await assert.rejects(planner(s.gh).recordVerdict(openPr(), HEAD, "Verdict: PASS"), HoldError);
+  await assert.rejects(planner(s.gh).close(openPr(), "superseded"), HoldError);
+  // Only the look for an open PR, which changes nothing, reached gh.
+  assert.deepEqual((await argvs(s)).map((a) => a.slice(0, 2)), [["pr", "list"]]);
+});
+
 Deno.test("merge() reports a moved head as not merged and asks gh nothing more", async () => {
   await using s = await standIn({
     "pr-merge": { err: recording("pr-merge-head-modified.err"), code: 1 },

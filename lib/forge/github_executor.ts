@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
+import { confirmLease } from "../git/lease_guard.ts";
 import { checkBranch, findPr, Gh, GH_TIMEOUT_MS, ghPr, listRelayOpen, PR_FIELDS } from "./gh.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 
@@ -68,6 +69,7 @@ export class GitHubExecutorForge implements ExecutorForge {
       "--body-file",
       "-",
     ];
+    await confirmLease();
     const created = await this.gh.run(args, { stdin: req.body, allowFail: true });
     if (created.code !== 0) {
       // Another run opened it between our list and our create: take that one.

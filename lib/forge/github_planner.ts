@@ -122,6 +122,8 @@ export class GitHubPlannerForge implements PlannerForge {
    */
   async recordVerdict(pr: PrStatus, head: string, text: string): Promise<void> {
     const body = text.includes(head) ? text : `${text.trimEnd()}\n\n(relay reviewed head ${head})`;
+    // As a plain forge's verdict, which is a guarded push: a tick that lost its lease says nothing.
+    await confirmLease();
     await this.gh.run(
       ["pr", "review", prNumber(pr.id), "--comment", "--body-file", "-"],
       { stdin: body },
@@ -130,6 +132,7 @@ export class GitHubPlannerForge implements PlannerForge {
 
   /** `gh pr close` (never --delete-branch: the branch and its commits stay). */
   async close(pr: PrStatus, comment: string): Promise<void> {
+    await confirmLease();
     await this.gh.run(["pr", "close", prNumber(pr.id), "--comment", comment]);
   }
 

@@ -153,6 +153,40 @@ Deno.test("what status does not show keeps a checkout from reuse: an edit under 
   assert.match(res.stderr, /removed the worktree of task-2 \(the branch stays\)/);
 });
 
+Deno.test("a reviewer's checkout that holds a submodule (git moves no such worktree), left not clean, is moved aside still a worktree, its submodule still working", async () => {
+  await using scene = await makeScene({ config: "" });
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  await shipAndMerge(scene, 1);
+  const review = join(scene.worktrees, "review");
+  const sub = join(scene.dir, "sub");
+  await scene.git(scene.dir, ["init", "--quiet", "-b", "main", sub]);
+  await scene.git(sub, ["commit", "--quiet", "--allow-empty", "-m", "sub"]);
+  // The clone's .git/config kept as it was (the turn guard would refuse a change there).
+  const config = join(scene.work, ".git", "config");
+  const before = await Deno.readTextFile(config);
+  const add = ["-c", "protocol.file.allow=always", "submodule", "add", "--quiet", sub, "lib"];
+  await scene.git(review, add);
+  await Deno.writeTextFile(config, before);
+  await Deno.writeTextFile(join(review, "lib", "local.txt"), "only here\n");
+
+  await shipAndMerge(scene, 2);
+  const moved = (await folders(scene)).filter((n) => n.startsWith("review.stale-"));
+  assert.equal(moved.length, 1);
+  const aside = join(scene.worktrees, moved[0]!);
+  assert.match(await scene.out(["worktree", "list"]), /review\.stale-/);
+  assert.match((await scene.git(aside, ["status", "--porcelain"])).stdout, /^A  \.gitmodules$/m);
+  assert.equal(
+    (await scene.git(join(aside, "lib"), ["status", "--porcelain"])).stdout,
+    "?? local.txt\n",
+  );
+  assert.equal(
+    await scene.out(["rev-parse", "--show-toplevel"], join(aside, "lib")),
+    join(aside, "lib"),
+  );
+});
+
 /** The git processes relay itself started (its own `-c core.fsmonitor=false`), from trace2 events. */
 async function relayGit(events: string): Promise<string[]> {
   return (await Deno.readTextFile(events)).split("\n")

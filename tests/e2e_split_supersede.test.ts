@@ -141,6 +141,52 @@ Deno.test("split machines: a machine killed at prepared, whose task another mach
   assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
 });
 
+Deno.test("split machines: a run whose worktree holds a submodule (git moves no such worktree) is set aside all the same: moved with its submodule still working, nothing of it lost", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a } = await doneElsewhere(scene);
+  // In A's task worktree, a submodule was initialized (by an agent or a bar command), with a
+  // file of its own not committed anywhere.
+  const sub = join(scene.dir, "sub");
+  await scene.git(scene.dir, ["init", "--quiet", "-b", "main", sub]);
+  await scene.git(sub, ["commit", "--quiet", "--allow-empty", "-m", "sub"]);
+  const wt = join(worktreeRoot(scene, a.name), "task-1");
+  // The clone's .git/config as it was: a change there is one the turn guard refuses (a person
+  // who set submodules up did it before the turn; `submodule add` here writes it anew).
+  const config = join(a.dir, ".git", "config");
+  const before = await Deno.readTextFile(config);
+  const add = ["-c", "protocol.file.allow=always", "submodule", "add", "--quiet", sub, "lib"];
+  await scene.git(wt, add);
+  await Deno.writeTextFile(config, before);
+  await Deno.writeTextFile(join(wt, "lib", "local.txt"), "only here\n");
+  const refused = await scene.git(
+    scene.dir,
+    ["-C", a.dir, "worktree", "move", wt, `${wt}.x`],
+    true,
+  );
+  assert.match(refused.stderr, /containing submodules cannot be moved/, "git itself refuses");
+
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  const [, runId] = SET_ASIDE.exec(back.stdout)!;
+  assert.match(
+    back.stderr + back.stdout,
+    /which holds submodules, to \S+ \(renamed, then git worktree repair\)/,
+  );
+  await assertSetAside(scene, a, runId!);
+  const moved = join(worktreeRoot(scene, a.name), ".relay-aside", `task-1-${runId}`);
+  // Still a worktree git can work in, its submodule linked to its git data at the new place.
+  const listed = await scene.out(["worktree", "list", "--porcelain"], a.dir);
+  assert.match(listed, new RegExp(`worktree ${moved.replaceAll(/[.]/g, "\\.")}\n`));
+  const status = await scene.git(moved, ["status", "--porcelain"]);
+  assert.match(status.stdout, /^A  \.gitmodules$/m, status.stdout);
+  assert.equal(await Deno.readTextFile(join(moved, "lib", "local.txt")), "only here\n");
+  const inSub = await scene.git(join(moved, "lib"), ["status", "--porcelain"]);
+  assert.equal(inSub.stdout, "?? local.txt\n");
+  assert.equal(
+    await scene.out(["rev-parse", "--show-toplevel"], join(moved, "lib")),
+    join(moved, "lib"),
+  );
+});
+
 Deno.test("split machines: the set-aside line is said under --quiet too (how cron runs ticks)", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a } = await doneElsewhere(scene);

@@ -43,7 +43,7 @@ import { changedControls, controlFiles, executorScope } from "./guard.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
 import { Timeline } from "./timeline.ts";
 import { anchorAbandonedTurn } from "./turn_anchors.ts";
-import { parseWorktreeList } from "./worktree.ts";
+import { moveWorktreeWithSubmodules, parseWorktreeList } from "./worktree.ts";
 
 /** The decision, on record before anything is done about it. */
 export interface AsideMarker {
@@ -384,6 +384,17 @@ async function moveWorktree(ctx: AsideContext, run: Journal): Promise<string | n
   if (!(await worktreeAt(ctx, run.worktree))) return null;
   await Deno.mkdir(dirname(to), { recursive: true });
   const res = await ctx.git.run(["worktree", "move", "--", run.worktree, to], { allowFail: true });
+  // git moves no worktree that holds submodules (an agent or a bar command initialized them):
+  // relay moves it as git would have, links and all.
+  if (
+    res.code !== 0 && /submodules/.test(res.stderr) &&
+    await moveWorktreeWithSubmodules(ctx.git, run.worktree, to)
+  ) {
+    ctx.log.step(
+      `moved the worktree of run ${run.runId}, which holds submodules, to ${to} (renamed, then git worktree repair)`,
+    );
+    return to;
+  }
   if (res.code !== 0) {
     throw new HoldError(
       `Cannot move the worktree of run ${run.runId} aside from "${run.worktree}" to "${to}": ${res.stderr.trim()}`,

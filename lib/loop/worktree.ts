@@ -241,3 +241,69 @@ async function recycle(
   await primary.run(["worktree", "move", "--", path, spare], { allowFail: true });
   return false;
 }
+
+/**
+ * Moves a worktree that holds submodules, which `git worktree move` refuses: the folder is
+ * renamed and `git worktree repair` points the worktree's registration at its new place; then
+ * each submodule's two links (its `.git` file, its git folder's `core.worktree`), which point
+ * at the old place, are pointed at the new one. Nothing is deleted: a submodule's git data stays
+ * in the worktree's git folder (`modules/`), as before. False, with the folder back where it
+ * was, when the rename or the repair fails.
+ */
+export async function moveWorktreeWithSubmodules(
+  primary: Git,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const admin = await worktreeGitDir(from);
+  if (admin === null) return false;
+  try {
+    await Deno.rename(from, to);
+  } catch {
+    return false;
+  }
+  if ((await primary.run(["worktree", "repair", "--", to], { allowFail: true })).code !== 0) {
+    await Deno.rename(to, from);
+    return false;
+  }
+  for (const gitDir of await submoduleGitDirs(join(admin, "modules"))) {
+    // Asked from the primary tree: git run in the submodule's git folder would go to its
+    // core.worktree first, which is not there any more.
+    const config = join(gitDir, "config");
+    const got = await primary.run(["config", "-f", config, "--get", "core.worktree"], {
+      allowFail: true,
+    });
+    if (got.code !== 0) continue;
+    const old = resolve(gitDir, got.stdout.trim());
+    const inside = relative(from, old);
+    if (inside.startsWith("..") || resolve(from, inside) !== old) continue;
+    const moved = join(to, inside);
+    await primary.run(["config", "-f", config, "core.worktree", moved]);
+    const link = join(moved, ".git");
+    if ((await Deno.lstat(link).catch(() => null))?.isFile) {
+      await Deno.writeTextFile(link, `gitdir: ${gitDir}\n`);
+    }
+  }
+  return true;
+}
+
+/** The git folders of submodules under `modules` (a name may hold slashes; nested ones too). */
+async function submoduleGitDirs(modules: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(dir));
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.name === "HEAD" && e.isFile)) {
+      found.push(dir);
+      await walk(join(dir, "modules"));
+      return;
+    }
+    for (const e of entries) if (e.isDirectory) await walk(join(dir, e.name));
+  };
+  await walk(modules);
+  return found;
+}

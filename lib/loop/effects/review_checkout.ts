@@ -18,7 +18,12 @@ import {
   unreachable,
 } from "../turn_anchors.ts";
 import { withoutUntrackedBuildOutput } from "../build_output.ts";
-import { hiddenState, parseWorktreeList, type WorktreeEntry } from "../worktree.ts";
+import {
+  hiddenState,
+  moveWorktreeWithSubmodules,
+  parseWorktreeList,
+  type WorktreeEntry,
+} from "../worktree.ts";
 import { worktreeGitDir } from "../guard.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { forgeOf, type PlanContext, type PlanSubject, ready } from "./context.ts";
@@ -246,10 +251,11 @@ export async function reviewCheckout(
     const why = await switchClean(new Git(path), opts.head, opts.buildOutput);
     if (why === null) return { path, kept: true, verified: true };
     const aside = `${path}.stale-${opts.runId}`;
-    // Moved by git, so it stays a worktree a person can look into with git; a plain rename
-    // (then a prune) only when git refuses to move it (a checkout with submodules).
+    // Moved by git, so it stays a worktree a person can look into with git; one with
+    // submodules, which git refuses to move, by relay as git would; a plain rename (then a
+    // prune) only when that fails too.
     const moved = await primary.run(["worktree", "move", "--", path, aside], { allowFail: true });
-    if (moved.code !== 0) {
+    if (moved.code !== 0 && !(await moveWorktreeWithSubmodules(primary, path, aside))) {
       await Deno.rename(path, aside);
       await primary.run(["worktree", "prune"]);
     }

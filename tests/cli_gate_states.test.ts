@@ -145,3 +145,27 @@ exec ${realGit} "$@"
   assert.doesNotMatch(gate.stderr, /Uncaught/, all(gate));
   assert.equal(gate.code, 12, all(gate)); // WAIT, judged on the new main
 });
+
+Deno.test("a person's relay gate or relay merge with the remote out of reach says to run it again, not that a tick will (exit 1); a tick's says the next tick tries again", async () => {
+  await using scene = await makeScene();
+  const away = `${scene.origin}.away`;
+  await Deno.rename(scene.origin, away);
+  try {
+    for (const command of ["gate", "merge"]) {
+      const res = await scene.relay([command]);
+      assert.equal(res.code, 1, all(res));
+      assert.match(
+        res.stderr,
+        /relay: not yet: Cannot fetch from "origin" yet: the remote could not be reached: .*; nothing needs undoing: run the command again later$/m,
+        all(res),
+      );
+      assert.doesNotMatch(res.stderr, /next tick/, all(res));
+    }
+    await openTask(scene, "Unreachable");
+    const tick = await scene.relay(["poll"]);
+    assert.equal(tick.code, 1, all(tick));
+    assert.match(tick.stderr, /relay: not yet: .*; the next tick tries again$/m, all(tick));
+  } finally {
+    await Deno.rename(away, scene.origin);
+  }
+});

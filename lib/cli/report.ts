@@ -16,8 +16,12 @@ import {
 import { redact } from "../proc/redact.ts";
 import { stamped } from "../proc/log.ts";
 
-/** The exit code and the lines for an error (without the time stamp). */
-export function describeError(err: unknown): { code: number; text: string } {
+/**
+ * The exit code and the lines for an error (without the time stamp). `tick`: the error ended a
+ * cron tick (poll, review), whose next run tries again by itself; a person's command is run
+ * again by the person.
+ */
+export function describeError(err: unknown, tick = true): { code: number; text: string } {
   if (err instanceof UsageError) {
     return {
       code: Exit.badInput,
@@ -38,7 +42,9 @@ export function describeError(err: unknown): { code: number; text: string } {
   if (err instanceof RetryError) {
     return {
       code: Exit.failure,
-      text: `relay: not yet: ${err.message}; the next tick tries again`,
+      text: `relay: not yet: ${err.message}; ${
+        tick ? "the next tick tries again" : "nothing needs undoing: run the command again later"
+      }`,
     };
   }
   if (
@@ -66,7 +72,7 @@ export function say(text: string): void {
 
 /** Prints the error and returns its exit code. */
 export function reportError(err: unknown): number {
-  const { code, text } = describeError(err);
+  const { code, text } = describeError(err, false);
   say(text);
   return code;
 }

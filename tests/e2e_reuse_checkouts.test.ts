@@ -176,7 +176,7 @@ Deno.test("a reviewer's checkout that holds a submodule (git moves no such workt
   assert.equal(moved.length, 1);
   const aside = join(scene.worktrees, moved[0]!);
   assert.match(await scene.out(["worktree", "list"]), /review\.stale-/);
-  assert.match((await scene.git(aside, ["status", "--porcelain"])).stdout, /^A  \.gitmodules$/m);
+  assert.match((await scene.git(aside, ["status", "--porcelain"])).stdout, /^A {2}\.gitmodules$/m);
   assert.equal(
     (await scene.git(join(aside, "lib"), ["status", "--porcelain"])).stdout,
     "?? local.txt\n",

@@ -97,7 +97,8 @@ async function machineDown(journal: Journal): Promise<void> {
 /**
  * Ten minutes pass for B's turn too, as expire() makes them pass for its lease: the journal's
  * start moves back, so a verdict C records now is as late after it as a real one would be
- * (lib/loop/review_stale.ts counts another machine's verdict from SKEW_MS after the start).
+ * (lib/loop/review_stale.ts counts another machine's verdict from two fifths of the lease, 4
+ * minutes, after the start).
  */
 async function turnStartedLongAgo(scene: Scene): Promise<void> {
   const journal = JSON.parse(await Deno.readTextFile(journalPath(scene)));
@@ -194,6 +195,34 @@ Deno.test("split machines: a reviewer killed mid-turn comes back, under --quiet,
   const merged = await tick(scene, c, "review");
   assert.match(merged.stdout, /task 1 merged/, all(merged));
   assert.equal((await originMerges(scene)).length, 1);
+});
+
+Deno.test("split machines: a reviewer turn left behind is judged by the lease it ran under: a person who lengthens timeouts.lease meanwhile does not turn another machine's FAIL of the round into an uncertain turn", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { b, c, journal } = await killedOnB(scene);
+  const kept = JSON.parse(await Deno.readTextFile(journalPath(scene)));
+  assert.equal(kept.leaseMs, 600_000, "the journal keeps the lease the turn ran under");
+  await machineDown(journal);
+  await turnStartedLongAgo(scene);
+  await failedOnC(scene, c);
+  // A person on B lengthens the lease to an hour (another machine's verdict on a round would
+  // then come at least 48 minutes after a turn's start, and counts from 24).
+  await scene.git(b.dir, ["pull", "--quiet", "--ff-only", "origin", "main"]);
+  await Deno.writeTextFile(
+    join(b.dir, ".relay", "config.yaml"),
+    "machines: split\ntimeouts:\n  lease: 1h\n",
+  );
+  await scene.git(b.dir, ["commit", "--quiet", "-am", "a longer lease"]);
+  await scene.git(b.dir, ["push", "--quiet", "origin", "main"]);
+
+  const back = await tick(scene, b, "review");
+  assert.equal(back.code, 0, all(back));
+  assert.doesNotMatch(all(back), /HOLD|uncertain/, all(back));
+  assert.match(
+    back.stdout,
+    /reviewer turn \(run \S+\) from an interrupted tick is void: another machine recorded a FAIL on /,
+    all(back),
+  );
 });
 
 Deno.test("split machines: a reviewer killed mid-turn whose turn is still running when it comes back, after another machine merged the task, stops that reviewer and voids its turn", async () => {

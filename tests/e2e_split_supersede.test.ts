@@ -141,11 +141,11 @@ Deno.test("split machines: a machine killed at prepared, whose task another mach
   assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
 });
 
-Deno.test("split machines: a run whose worktree holds a submodule (git moves no such worktree) is set aside all the same: moved with its submodule still working, nothing of it lost", async () => {
-  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
-  const { a } = await doneElsewhere(scene);
-  // In A's task worktree, a submodule was initialized (by an agent or a bar command), with a
-  // file of its own not committed anywhere.
+/**
+ * In A's task worktree a submodule was initialized (by an agent or a bar command), with a file
+ * of its own not committed anywhere; git itself refuses to move that worktree. Its path.
+ */
+async function submoduleInTaskWorktree(scene: Scene, a: Machine): Promise<string> {
   const sub = join(scene.dir, "sub");
   await scene.git(scene.dir, ["init", "--quiet", "-b", "main", sub]);
   await scene.git(sub, ["commit", "--quiet", "--allow-empty", "-m", "sub"]);
@@ -158,26 +158,19 @@ Deno.test("split machines: a run whose worktree holds a submodule (git moves no 
   await scene.git(wt, add);
   await Deno.writeTextFile(config, before);
   await Deno.writeTextFile(join(wt, "lib", "local.txt"), "only here\n");
-  const refused = await scene.git(
-    scene.dir,
-    ["-C", a.dir, "worktree", "move", wt, `${wt}.x`],
-    true,
-  );
+  const refused = await scene.git(a.dir, ["worktree", "move", wt, `${wt}.x`], true);
   assert.match(refused.stderr, /containing submodules cannot be moved/, "git itself refuses");
+  return wt;
+}
 
-  const back = await step(scene, a, "poll", SET_ASIDE);
-  const [, runId] = SET_ASIDE.exec(back.stdout)!;
-  assert.match(
-    back.stderr + back.stdout,
-    /which holds submodules, to \S+ \(renamed, then git worktree repair\)/,
-  );
-  await assertSetAside(scene, a, runId!);
+/** A's set-aside worktree of run `runId`: a worktree git can work in, its submodule too. */
+async function submoduleWorks(scene: Scene, a: Machine, runId: string): Promise<void> {
   const moved = join(worktreeRoot(scene, a.name), ".relay-aside", `task-1-${runId}`);
-  // Still a worktree git can work in, its submodule linked to its git data at the new place.
   const listed = await scene.out(["worktree", "list", "--porcelain"], a.dir);
   assert.match(listed, new RegExp(`worktree ${moved.replaceAll(/[.]/g, "\\.")}\n`));
+  assert.doesNotMatch(listed, /locked/, "relay's lock of the move is gone");
   const status = await scene.git(moved, ["status", "--porcelain"]);
-  assert.match(status.stdout, /^A  \.gitmodules$/m, status.stdout);
+  assert.match(status.stdout, /^A {2}\.gitmodules$/m, status.stdout);
   assert.equal(await Deno.readTextFile(join(moved, "lib", "local.txt")), "only here\n");
   const inSub = await scene.git(join(moved, "lib"), ["status", "--porcelain"]);
   assert.equal(inSub.stdout, "?? local.txt\n");
@@ -185,6 +178,45 @@ Deno.test("split machines: a run whose worktree holds a submodule (git moves no 
     await scene.out(["rev-parse", "--show-toplevel"], join(moved, "lib")),
     join(moved, "lib"),
   );
+}
+
+Deno.test("split machines: a run whose worktree holds a submodule (git moves no such worktree) is set aside all the same: moved with its submodule still working, nothing of it lost", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a } = await doneElsewhere(scene);
+  await submoduleInTaskWorktree(scene, a);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  const [, runId] = SET_ASIDE.exec(back.stdout)!;
+  assert.match(
+    back.stderr + back.stdout,
+    /which holds submodules, to \S+ \(renamed, then git worktree repair\)/,
+  );
+  await assertSetAside(scene, a, runId!);
+  await submoduleWorks(scene, a, runId!);
+});
+
+Deno.test("split machines: a move of a worktree with a submodule that a killed tick left halfway (folder renamed, git's record not repaired) survives a git worktree prune and is finished by the next tick", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a } = await doneElsewhere(scene);
+  const wt = await submoduleInTaskWorktree(scene, a);
+  // A's tick is killed right after relay renamed the worktree's folder, before git's record of
+  // it was repaired.
+  const killed = await tick(scene, a, "poll", { RELAY_FAILPOINT: "worktree-renamed" });
+  assert.equal(killed.code, 137, all(killed));
+  const { runId } = JSON.parse(
+    await Deno.readTextFile(join(a.dir, ".git", "relay", "set-aside.json")),
+  );
+  assert.equal(await exists(wt), false);
+  assert.match(await scene.out(["worktree", "list", "--porcelain"], a.dir), /locked relay: moving/);
+  // A person (or relay's review side) prunes meanwhile: the locked record, and the
+  // submodule's git data in it, stay.
+  await scene.git(a.dir, ["worktree", "prune"]);
+  assert.ok(await exists(join(a.dir, ".git", "worktrees", "task-1", "modules", "lib", "HEAD")));
+
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  assert.equal(SET_ASIDE.exec(back.stdout)![1], runId);
+  assert.ok(await exists(join(worktreeRoot(scene, a.name), ".relay-aside", `task-1-${runId}`)));
+  await assertSetAside(scene, a, runId);
+  await submoduleWorks(scene, a, runId);
 });
 
 Deno.test("split machines: the set-aside line is said under --quiet too (how cron runs ticks)", async () => {

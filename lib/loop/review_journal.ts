@@ -32,6 +32,12 @@ export interface ReviewJournal {
   branch?: string;
   brief?: number;
   /**
+   * `machines: split`: how long the reviewer lease the turn ran under lasts (timeouts.lease then);
+   * a later tick judges another machine's verdict on the round by it, not by the config it reads
+   * then. Absent in journals written before it was kept, and in mode one.
+   */
+  leaseMs?: number;
+  /**
    * Set when a later tick found the reviewer gone with no tick watching it: an
    * uncertain turn, kept here (and named by the HOLD) until a person decides.
    */

@@ -29,7 +29,7 @@ import {
   recordVoid,
   type ReviewJournal,
 } from "./review_journal.ts";
-import type { LeaseTimes } from "./split.ts";
+import { type LeaseTimes, leaseTimesFor } from "./split.ts";
 import { Timeline } from "./timeline.ts";
 
 /** What the remote says about the journaled turn's PR, as of the tick's one fetch. */
@@ -138,8 +138,8 @@ async function remoteFacts(git: Git, remote: string, journal: ReviewJournal): Pr
 export async function voidStaleReviewTurn(opts: {
   git: Git;
   remote: string;
-  /** skewMs of the config's lease. */
-  skew: number;
+  /** timeouts.lease as the config says now: for a journal that does not say its own. */
+  lease: number;
   state: StatePaths;
   commonDir: string;
   log: Log;
@@ -152,7 +152,7 @@ export async function voidStaleReviewTurn(opts: {
     journal,
     await remoteFacts(opts.git, opts.remote, journal),
     opts.remote,
-    opts.skew,
+    skewMs(leaseTimesFor(journal.leaseMs ?? opts.lease)),
   );
   if (why === null) return;
   const run = journal.runId;

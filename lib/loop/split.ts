@@ -76,7 +76,11 @@ export interface LeaseTimes {
  * of it, through the longest turn.
  */
 export function leaseTimes(config: RepoConfig): LeaseTimes {
-  const ttlMs = config.timeouts.leaseMs;
+  return leaseTimesFor(config.timeouts.leaseMs);
+}
+
+/** A lease of `ttlMs`, renewed every fifth of it. */
+export function leaseTimesFor(ttlMs: number): LeaseTimes {
   return { ttlMs, renewEveryMs: ttlMs / 5, now: () => Date.now() };
 }
 
@@ -399,11 +403,11 @@ export async function startReviewer(
     // Only a turn journaled here can be stale; a tick without one (the common case) loads
     // nothing more.
     if ((await readTextOrNull(state.reviewJournal)) !== null) {
-      const { skewMs, voidStaleReviewTurn } = await import("./review_stale.ts");
+      const { voidStaleReviewTurn } = await import("./review_stale.ts");
       await voidStaleReviewTurn({
         git,
         remote: config.remote,
-        skew: skewMs(leaseTimes(config)),
+        lease: config.timeouts.leaseMs,
         state,
         commonDir: repo.commonDir,
         log,

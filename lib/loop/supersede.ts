@@ -381,24 +381,35 @@ async function worktreeAt(ctx: AsideContext, path: string): Promise<boolean> {
 async function moveWorktree(ctx: AsideContext, run: Journal): Promise<string | null> {
   const to = asideWorktree(run.worktree, run.runId);
   if (await worktreeAt(ctx, to)) return to;
-  if (!(await worktreeAt(ctx, run.worktree))) return null;
+  const there = (path: string) => Deno.stat(path).then(() => true, () => false);
+  // A move of a worktree with submodules that a killed tick left halfway: finished.
+  const halfway = !(await there(run.worktree)) && await there(to);
+  if (!halfway && !(await worktreeAt(ctx, run.worktree))) return null;
   await Deno.mkdir(dirname(to), { recursive: true });
-  const res = await ctx.git.run(["worktree", "move", "--", run.worktree, to], { allowFail: true });
+  const res = halfway
+    ? { code: 1, stderr: "the move was left halfway (its folder is moved, git's record not)" }
+    : await ctx.git.run(["worktree", "move", "--", run.worktree, to], { allowFail: true });
   // git moves no worktree that holds submodules (an agent or a bar command initialized them):
   // relay moves it as git would have, links and all.
-  if (
-    res.code !== 0 && /submodules/.test(res.stderr) &&
-    await moveWorktreeWithSubmodules(ctx.git, run.worktree, to)
-  ) {
+  const submodules = halfway || /submodules/.test(res.stderr);
+  const moved = res.code !== 0 && submodules
+    ? await moveWorktreeWithSubmodules(ctx.git, run.worktree, to)
+    : null;
+  if (moved !== null) {
+    const unlinked = moved.unlinked.length
+      ? `; the links of ${moved.unlinked.join(", ")} still name the old place`
+      : "";
     ctx.log.step(
-      `moved the worktree of run ${run.runId}, which holds submodules, to ${to} (renamed, then git worktree repair)`,
+      `moved the worktree of run ${run.runId}, which holds submodules, to ${to} (renamed, then git worktree repair)${unlinked}`,
     );
     return to;
   }
   if (res.code !== 0) {
     throw new HoldError(
       `Cannot move the worktree of run ${run.runId} aside from "${run.worktree}" to "${to}": ${res.stderr.trim()}`,
-      `Move it yourself (git worktree move -- "${run.worktree}" "${to}", after "git worktree unlock" if it is locked); the next tick finishes setting the run aside.`,
+      submodules
+        ? `Move its folder yourself (mv -- "${run.worktree}" "${to}"), then run git worktree repair -- "${to}" in the repository (git worktree move refuses a worktree with submodules); the next tick finishes setting the run aside.`
+        : `Move it yourself (git worktree move -- "${run.worktree}" "${to}", after "git worktree unlock" if it is locked); the next tick finishes setting the run aside.`,
       { recheck: true, task: run.task },
     );
   }

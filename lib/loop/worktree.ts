@@ -3,10 +3,11 @@
  * primary tree and outside `.git`, so the primary tree stays on main and
  * agents' sandboxes (which treat `.git` as read-only) can write to it.
  */
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { HoldError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { operationInProgress } from "../git/discover.ts";
+import { failpoint } from "../state/failpoint.ts";
 import { worktreeGitDir } from "./guard.ts";
 
 export interface WorktreeEntry {
@@ -242,30 +243,58 @@ async function recycle(
   return false;
 }
 
+/** The reason relay gives git's lock of a worktree it moves (moveWorktreeWithSubmodules). */
+const MOVING = "relay: moving it";
+
 /**
  * Moves a worktree that holds submodules, which `git worktree move` refuses: the folder is
  * renamed and `git worktree repair` points the worktree's registration at its new place; then
  * each submodule's two links (its `.git` file, its git folder's `core.worktree`), which point
  * at the old place, are pointed at the new one. Nothing is deleted: a submodule's git data stays
- * in the worktree's git folder (`modules/`), as before. False, with the folder back where it
- * was, when the rename or the repair fails.
+ * in the worktree's git folder (`modules/`), as before. The registration is locked meanwhile
+ * (unless a person locked it already): a `git worktree prune` between the rename and the repair
+ * would otherwise delete it, submodules' git data and all. A move a killed tick left halfway
+ * (the folder at `to` already) is finished. Null, with the folder where it was, when the rename
+ * or the repair fails; else the submodules' git folders it could not point at the new place.
  */
 export async function moveWorktreeWithSubmodules(
   primary: Git,
   from: string,
   to: string,
-): Promise<boolean> {
-  const admin = await worktreeGitDir(from);
-  if (admin === null) return false;
-  try {
-    await Deno.rename(from, to);
-  } catch {
-    return false;
+): Promise<{ unlinked: string[] } | null> {
+  const renamed = !(await exists(from)) && await exists(to);
+  const admin = await worktreeGitDir(renamed ? to : from);
+  if (admin === null) return null;
+  // git writes a submodule's core.worktree from the real path: the old place as git saw it.
+  const real = await Deno.realPath(dirname(from)).then((d) => join(d, basename(from)), () => from);
+  // A person's lock stays; relay's own, from a move a killed tick began, goes at the end.
+  const lock = await Deno.readTextFile(join(admin, "locked")).catch(() => null);
+  const lockedBefore = lock !== null && !lock.startsWith(MOVING);
+  if (!lockedBefore) {
+    await primary.run(["worktree", "lock", "--reason", `${MOVING} to ${to}`, "--", from], {
+      allowFail: true,
+    });
+  }
+  const unlock = async () => {
+    if (!lockedBefore) {
+      await primary.run(["worktree", "unlock", "--", to], { allowFail: true });
+    }
+  };
+  if (!renamed) {
+    try {
+      await Deno.rename(from, to);
+    } catch {
+      if (!lockedBefore) await primary.run(["worktree", "unlock", "--", from], { allowFail: true });
+      return null;
+    }
+    failpoint("worktree-renamed");
   }
   if ((await primary.run(["worktree", "repair", "--", to], { allowFail: true })).code !== 0) {
-    await Deno.rename(to, from);
-    return false;
+    await Deno.rename(to, from).catch(() => {});
+    if (!lockedBefore) await primary.run(["worktree", "unlock", "--", from], { allowFail: true });
+    return null;
   }
+  const unlinked: string[] = [];
   for (const gitDir of await submoduleGitDirs(join(admin, "modules"))) {
     // Asked from the primary tree: git run in the submodule's git folder would go to its
     // core.worktree first, which is not there any more.
@@ -273,18 +302,27 @@ export async function moveWorktreeWithSubmodules(
     const got = await primary.run(["config", "-f", config, "--get", "core.worktree"], {
       allowFail: true,
     });
-    if (got.code !== 0) continue;
+    if (got.code !== 0) continue; // no work tree of its own: nothing points at the old place
     const old = resolve(gitDir, got.stdout.trim());
-    const inside = relative(from, old);
-    if (inside.startsWith("..") || resolve(from, inside) !== old) continue;
-    const moved = join(to, inside);
-    await primary.run(["config", "-f", config, "core.worktree", moved]);
-    const link = join(moved, ".git");
-    if ((await Deno.lstat(link).catch(() => null))?.isFile) {
-      await Deno.writeTextFile(link, `gitdir: ${gitDir}\n`);
+    const inside = [real, from].map((base) => relative(base, old)).find((r) =>
+      !r.startsWith("..") && !isAbsolute(r)
+    );
+    if (inside === undefined) {
+      unlinked.push(gitDir);
+      continue;
     }
+    const moved = join(to, inside);
+    const set = await primary.run(["config", "-f", config, "core.worktree", moved], {
+      allowFail: true,
+    });
+    const link = join(moved, ".git");
+    const wrote = (await Deno.lstat(link).catch(() => null))?.isFile
+      ? await Deno.writeTextFile(link, `gitdir: ${gitDir}\n`).then(() => true, () => false)
+      : true;
+    if (set.code !== 0 || !wrote) unlinked.push(gitDir);
   }
-  return true;
+  await unlock();
+  return { unlinked };
 }
 
 /** The git folders of submodules under `modules` (a name may hold slashes; nested ones too). */

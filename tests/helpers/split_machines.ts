@@ -5,16 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { leaseTimesFor } from "../../lib/loop/split.ts";
 import { AGENTS, all, brief, type RelayResult, REVIEWERS, type Scene } from "./scene.ts";
 
+/** The short lease of SPLIT_SHORT_LEASE: 2 minutes. */
+const SHORT_LEASE_MS = 120_000;
 /**
- * A split scene's config with a short lease (`timeouts.lease: 2m`, renewed every 24 s), for the
+ * A split scene's config with a short lease (`timeouts.lease`, renewed every 24 s), for the
  * tests that wait out a renewal in real time. Short, but not so short that another machine's
  * poll or review, run while the lease holder's turn waits, could outlast a renewal.
  */
-export const SPLIT_SHORT_LEASE = "machines: split\ntimeouts:\n  lease: 2m\n";
+export const SPLIT_SHORT_LEASE = `machines: split\ntimeouts:\n  lease: ${SHORT_LEASE_MS / 1000}\n`;
 /** SPLIT_SHORT_LEASE's renewal interval. */
-export const SHORT_RENEW_MS = 24_000;
+export const SHORT_RENEW_MS = leaseTimesFor(SHORT_LEASE_MS).renewEveryMs;
 
 export interface Machine {
   name: string;
@@ -97,7 +100,7 @@ export async function lease(
 }
 
 /**
- * Ten minutes pass on the remote's lease: its expires-at is moved into the past, as the
+ * A whole lease passes on the remote's lease: its expires-at is moved into the past, as the
  * crashed holder's would be by then (a lease commit like the holder's, with only that changed).
  */
 export async function expire(scene: Scene, role: "executor" | "reviewer"): Promise<void> {

@@ -252,14 +252,27 @@ export async function reviewCheckout(
     if (why === null) return { path, kept: true, verified: true };
     const aside = `${path}.stale-${opts.runId}`;
     // Moved by git, so it stays a worktree a person can look into with git; one with
-    // submodules, which git refuses to move, by relay as git would; a plain rename (then a
-    // prune) only when that fails too.
+    // submodules, which git refuses to move, by relay as git would (left where it is, beside a
+    // fresh checkout, when that fails: a prune would delete its submodules' git data); any
+    // other a plain rename, then a prune.
     const moved = await primary.run(["worktree", "move", "--", path, aside], { allowFail: true });
-    if (moved.code !== 0 && !(await moveWorktreeWithSubmodules(primary, path, aside))) {
-      await Deno.rename(path, aside);
-      await primary.run(["worktree", "prune"]);
+    if (moved.code !== 0 && /submodules/.test(moved.stderr)) {
+      const done = await moveWorktreeWithSubmodules(primary, path, aside);
+      const unlinked = done?.unlinked.length
+        ? `; the links of ${done.unlinked.join(", ")} still name the old place`
+        : "";
+      opts.log.step(
+        done === null
+          ? `the reviewer's checkout was not clean (${why}) and holds submodules, which could not be moved: left at ${path}`
+          : `the reviewer's checkout was not clean (${why}): moved aside to ${aside}${unlinked}`,
+      );
+    } else {
+      if (moved.code !== 0) {
+        await Deno.rename(path, aside);
+        await primary.run(["worktree", "prune"]);
+      }
+      opts.log.step(`the reviewer's checkout was not clean (${why}): moved aside to ${aside}`);
     }
-    opts.log.step(`the reviewer's checkout was not clean (${why}): moved aside to ${aside}`);
   } else if (mine) await primary.run(["worktree", "prune"]);
   if (await exists(path)) {
     const own = join(opts.root, `review-${opts.runId}`);

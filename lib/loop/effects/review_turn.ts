@@ -445,6 +445,7 @@ async function dispatchReviewer(
             head: pr.head,
             branch: pr.branch,
             brief: s.report.task,
+            ...(tick.config.machines === "split" ? { leaseMs: tick.config.timeouts.leaseMs } : {}),
           });
           failpoint(stage ? `${stage}-running` : "reviewer-running");
         },

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, brief, exists, makeScene, queue, type Scene } from "./helpers/scene.ts";
+import { addSubmodule, assertSubmoduleWorks } from "./helpers/submodule.ts";
 
 async function status(scene: Scene, dir: string): Promise<string> {
   return (await scene.git(dir, ["status", "--porcelain", "--untracked-files=all", "--ignored"]))
@@ -23,6 +24,21 @@ async function shipAndMerge(scene: Scene, task: number): Promise<{ poll: string;
   assert.equal(review.code, 0, all(review));
   assert.match(review.stdout, new RegExp(`task ${task} merged`));
   return { poll: poll.stderr, review: review.stderr };
+}
+
+/** A scene with briefs "First" and "Second" queued, the first promoted, shipped and merged. */
+async function firstOfTwoMerged(): Promise<Scene> {
+  const scene = await makeScene({ config: "" });
+  try {
+    await queue(scene, brief({ title: "First" }));
+    await queue(scene, brief({ title: "Second" }));
+    assert.equal((await scene.relay(["promote"])).code, 0);
+    await shipAndMerge(scene, 1);
+    return scene;
+  } catch (err) {
+    await scene[Symbol.asyncDispose]();
+    throw err;
+  }
 }
 
 async function folders(scene: Scene): Promise<string[]> {
@@ -85,11 +101,7 @@ Deno.test("the next task switches the last task's parked worktree; reviewer turn
 });
 
 Deno.test("a reviewer's checkout holding someone's change is moved aside, never cleaned; a spare with a stray file is left alone", async () => {
-  await using scene = await makeScene({ config: "" });
-  await queue(scene, brief({ title: "First" }));
-  await queue(scene, brief({ title: "Second" }));
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  await shipAndMerge(scene, 1);
+  await using scene = await firstOfTwoMerged();
   const review = join(scene.worktrees, "review");
   const spare = join(scene.worktrees, "spare");
   // A person's edit in the reviewer's checkout, and a stray file in the parked worktree.
@@ -117,11 +129,7 @@ Deno.test("a reviewer's checkout holding someone's change is moved aside, never 
 });
 
 Deno.test("what status does not show keeps a checkout from reuse: an edit under --skip-worktree in the reviewer's checkout is moved aside; a task worktree with hidden entries is not parked", async () => {
-  await using scene = await makeScene({ config: "" });
-  await queue(scene, brief({ title: "First" }));
-  await queue(scene, brief({ title: "Second" }));
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  await shipAndMerge(scene, 1);
+  await using scene = await firstOfTwoMerged();
   const review = join(scene.worktrees, "review");
   // Hidden from `git status`: a plain status check would call this checkout clean.
   await scene.git(review, ["update-index", "--skip-worktree", "src/app.txt"]);
@@ -154,37 +162,13 @@ Deno.test("what status does not show keeps a checkout from reuse: an edit under 
 });
 
 Deno.test("a reviewer's checkout that holds a submodule (git moves no such worktree), left not clean, is moved aside still a worktree, its submodule still working", async () => {
-  await using scene = await makeScene({ config: "" });
-  await queue(scene, brief({ title: "First" }));
-  await queue(scene, brief({ title: "Second" }));
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  await shipAndMerge(scene, 1);
-  const review = join(scene.worktrees, "review");
-  const sub = join(scene.dir, "sub");
-  await scene.git(scene.dir, ["init", "--quiet", "-b", "main", sub]);
-  await scene.git(sub, ["commit", "--quiet", "--allow-empty", "-m", "sub"]);
-  // The clone's .git/config kept as it was (the turn guard would refuse a change there).
-  const config = join(scene.work, ".git", "config");
-  const before = await Deno.readTextFile(config);
-  const add = ["-c", "protocol.file.allow=always", "submodule", "add", "--quiet", sub, "lib"];
-  await scene.git(review, add);
-  await Deno.writeTextFile(config, before);
-  await Deno.writeTextFile(join(review, "lib", "local.txt"), "only here\n");
-
+  await using scene = await firstOfTwoMerged();
+  await addSubmodule(scene, scene.work, join(scene.worktrees, "review"));
   await shipAndMerge(scene, 2);
   const moved = (await folders(scene)).filter((n) => n.startsWith("review.stale-"));
   assert.equal(moved.length, 1);
-  const aside = join(scene.worktrees, moved[0]!);
   assert.match(await scene.out(["worktree", "list"]), /review\.stale-/);
-  assert.match((await scene.git(aside, ["status", "--porcelain"])).stdout, /^A {2}\.gitmodules$/m);
-  assert.equal(
-    (await scene.git(join(aside, "lib"), ["status", "--porcelain"])).stdout,
-    "?? local.txt\n",
-  );
-  assert.equal(
-    await scene.out(["rev-parse", "--show-toplevel"], join(aside, "lib")),
-    join(aside, "lib"),
-  );
+  await assertSubmoduleWorks(scene, join(scene.worktrees, moved[0]!));
 });
 
 /** The git processes relay itself started (its own `-c core.fsmonitor=false`), from trace2 events. */

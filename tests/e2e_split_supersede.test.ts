@@ -26,6 +26,7 @@ import {
   tick,
   worktreeRoot,
 } from "./helpers/split_machines.ts";
+import { addSubmodule, assertSubmoduleWorks } from "./helpers/submodule.ts";
 import type { TaskRecord } from "../lib/state/tasks.ts";
 
 const SET_ASIDE =
@@ -141,43 +142,22 @@ Deno.test("split machines: a machine killed at prepared, whose task another mach
   assert.deepEqual(await launched(launches), ["task 1 C", "task 2 A"]);
 });
 
-/**
- * In A's task worktree a submodule was initialized (by an agent or a bar command), with a file
- * of its own not committed anywhere; git itself refuses to move that worktree. Its path.
- */
+/** In A's task worktree a submodule (addSubmodule), which git itself refuses to move. Its path. */
 async function submoduleInTaskWorktree(scene: Scene, a: Machine): Promise<string> {
-  const sub = join(scene.dir, "sub");
-  await scene.git(scene.dir, ["init", "--quiet", "-b", "main", sub]);
-  await scene.git(sub, ["commit", "--quiet", "--allow-empty", "-m", "sub"]);
   const wt = join(worktreeRoot(scene, a.name), "task-1");
-  // The clone's .git/config as it was: a change there is one the turn guard refuses (a person
-  // who set submodules up did it before the turn; `submodule add` here writes it anew).
-  const config = join(a.dir, ".git", "config");
-  const before = await Deno.readTextFile(config);
-  const add = ["-c", "protocol.file.allow=always", "submodule", "add", "--quiet", sub, "lib"];
-  await scene.git(wt, add);
-  await Deno.writeTextFile(config, before);
-  await Deno.writeTextFile(join(wt, "lib", "local.txt"), "only here\n");
+  await addSubmodule(scene, a.dir, wt);
   const refused = await scene.git(a.dir, ["worktree", "move", wt, `${wt}.x`], true);
   assert.match(refused.stderr, /containing submodules cannot be moved/, "git itself refuses");
   return wt;
 }
 
-/** A's set-aside worktree of run `runId`: a worktree git can work in, its submodule too. */
+/** A's set-aside worktree of run `runId`: a worktree git lists, unlocked, its submodule working. */
 async function submoduleWorks(scene: Scene, a: Machine, runId: string): Promise<void> {
   const moved = join(worktreeRoot(scene, a.name), ".relay-aside", `task-1-${runId}`);
   const listed = await scene.out(["worktree", "list", "--porcelain"], a.dir);
   assert.match(listed, new RegExp(`worktree ${moved.replaceAll(/[.]/g, "\\.")}\n`));
   assert.doesNotMatch(listed, /locked/, "relay's lock of the move is gone");
-  const status = await scene.git(moved, ["status", "--porcelain"]);
-  assert.match(status.stdout, /^A {2}\.gitmodules$/m, status.stdout);
-  assert.equal(await Deno.readTextFile(join(moved, "lib", "local.txt")), "only here\n");
-  const inSub = await scene.git(join(moved, "lib"), ["status", "--porcelain"]);
-  assert.equal(inSub.stdout, "?? local.txt\n");
-  assert.equal(
-    await scene.out(["rev-parse", "--show-toplevel"], join(moved, "lib")),
-    join(moved, "lib"),
-  );
+  await assertSubmoduleWorks(scene, moved);
 }
 
 Deno.test("split machines: a run whose worktree holds a submodule (git moves no such worktree) is set aside all the same: moved with its submodule still working, nothing of it lost", async () => {

@@ -171,6 +171,38 @@ Deno.test("a reviewer's checkout that holds a submodule (git moves no such workt
   await assertSubmoduleWorks(scene, join(scene.worktrees, moved[0]!));
 });
 
+Deno.test("a worktree_root reached through a symbolic link (macOS's /tmp, a linked home): a fix round works in the task's worktree (was a HOLD: git names it by its real path), and the finished worktree is parked", async () => {
+  await using scene = await makeScene({ config: "" });
+  const real = join(scene.dir, "real-worktrees");
+  await Deno.mkdir(real);
+  const link = join(scene.dir, "link-worktrees");
+  await Deno.symlink(real, link);
+  const profile = await Deno.readTextFile(scene.profile);
+  await Deno.writeTextFile(
+    scene.profile,
+    profile.replace(/^worktree_root: .*$/m, `worktree_root: ${link}`),
+  );
+  await queue(scene, brief({ title: "First" }));
+  await queue(scene, brief({ title: "Second" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const shipped = await scene.relay(["poll"]);
+  assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
+  const failed = await scene.relay(["review"], {
+    env: { FAKE_FAIL_ONCE: join(scene.dir, "failed") },
+  });
+  assert.match(failed.stdout, /task 1: sent back — fix brief 3/, all(failed));
+  const fixed = await scene.relay(["poll"]);
+  assert.equal(fixed.code, 0, all(fixed));
+  assert.match(fixed.stdout, /task 3 shipped: task-1/, all(fixed));
+  const merged = await scene.relay(["review"]);
+  assert.match(merged.stdout, /task 1 merged/, all(merged));
+  assert.match(merged.stderr, /parked the worktree of task-1 for the next task/, all(merged));
+  await shipAndMerge(scene, 2);
+  const names = [];
+  for await (const e of Deno.readDir(real)) names.push(e.name);
+  assert.deepEqual(names.sort(), ["review", "spare"]);
+});
+
 /** The git processes relay itself started (its own `-c core.fsmonitor=false`), from trace2 events. */
 async function relayGit(events: string): Promise<string[]> {
   return (await Deno.readTextFile(events)).split("\n")

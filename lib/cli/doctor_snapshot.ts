@@ -264,7 +264,7 @@ export async function gather(
   }
 
   // Worktrees: registered ones whose folder is gone, folders that are no worktree.
-  const { defaultWorktreeRoot, parseWorktreeList } = await import("../loop/worktree.ts");
+  const { parseWorktreeList, worktreeRootOf } = await import("../loop/worktree.ts");
   const list = parseWorktreeList(await git.out(["worktree", "list", "--porcelain", "-z"]));
   const linked = list.slice(1);
   const missing: Snapshot["worktrees"]["missing"] = [];
@@ -276,7 +276,7 @@ export async function gather(
       missing.push({ path: w.path, branch: w.branch });
     } else present.push(w);
   }
-  const wtRoot = profile?.worktreeRoot ?? defaultWorktreeRoot(repo.root);
+  const wtRoot = worktreeRootOf(profile?.worktreeRoot, repo.root);
   const real = (p: string) => {
     try {
       return Deno.realPathSync(p);

@@ -42,6 +42,28 @@ export function defaultWorktreeRoot(repoRoot: string): string {
   return join(dirname(repoRoot), `${basename(repoRoot)}.relay-worktrees`);
 }
 
+/**
+ * Where task and review worktrees live: the profile's `worktree_root`, else the default, with
+ * every symbolic link in it resolved (a folder not made yet resolved as far as it exists). git
+ * names a worktree by its real path (`git worktree list`), and relay finds its own worktrees
+ * by comparing paths: a root reached through a link (macOS's /tmp, a linked home) is the same
+ * folder under another name.
+ */
+export function worktreeRootOf(configured: string | undefined, repoRoot: string): string {
+  const abs = resolve(configured ?? defaultWorktreeRoot(repoRoot));
+  const rest: string[] = [];
+  for (let at = abs;;) {
+    try {
+      return join(Deno.realPathSync(at), ...rest);
+    } catch {
+      const up = dirname(at);
+      if (up === at) return abs;
+      rest.unshift(basename(at));
+      at = up;
+    }
+  }
+}
+
 function isInside(child: string, parent: string): boolean {
   const rel = relative(parent, child);
   return rel === "" || (!rel.startsWith("..") && !rel.startsWith("/"));

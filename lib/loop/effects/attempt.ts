@@ -26,7 +26,7 @@ import type { ExecutorForge } from "../../forge/types.ts";
 import type { BriefView, ExecutorEvent, ExecutorState } from "../../task/executor.ts";
 import { promoteNext, retireFixBrief } from "../promote.ts";
 import { mergedIntoMain } from "../merged.ts";
-import { checkWorktreeRoot, defaultWorktreeRoot, ensureWorktree } from "../worktree.ts";
+import { checkWorktreeRoot, ensureWorktree, worktreeRootOf } from "../worktree.ts";
 import { controlFiles, executorScope, markRemoteLogs } from "../guard.ts";
 import { markWorktree, primaryFiles } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
@@ -196,7 +196,7 @@ export async function prepareAttempt(
       const why = await settledOutOfBand(tick, brief, originMain);
       if (why) return { kind: "fix-settled", why };
     }
-    const root = profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+    const root = worktreeRootOf(profile.worktreeRoot, tick.repo.root);
     checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
     const worktree = join(root, brief.branch.replaceAll("/", "-"));
     const how = await ensureWorktree(primary, {

@@ -15,7 +15,7 @@ import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
 import { runPlan } from "../plan.ts";
 import { PLAN_SECTION, planDigest, planGate } from "../plan_gate.ts";
 import { HoldError } from "../../errors.ts";
-import { defaultWorktreeRoot, parkWorktree, parseWorktreeList } from "../worktree.ts";
+import { parkWorktree, parseWorktreeList, worktreeRootOf } from "../worktree.ts";
 import { clearUntrackedBuildOutput } from "../build_output.ts";
 import { type PlanContext, prOf, ready } from "./context.ts";
 
@@ -148,7 +148,7 @@ async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<vo
     new Git(wt.path),
     buildOutputMatcher(config.neverCommit),
   ).catch(() => null);
-  const root = ready(tick).profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  const root = worktreeRootOf(ready(tick).profile.worktreeRoot, tick.repo.root);
   // Only relay's own worktree for the branch, at the path relay made it: never a person's.
   const own = resolve(wt.path) === resolve(join(root, branch.replaceAll("/", "-")));
   // A status that listed nothing a moment ago, with nothing deleted since, is not asked again.

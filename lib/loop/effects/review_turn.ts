@@ -26,7 +26,7 @@ import { redactFile } from "../../proc/redact.ts";
 import { buildOutputMatcher } from "../../git/build_output.ts";
 import type { PrStatus } from "../../forge/types.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
-import { checkWorktreeRoot, defaultWorktreeRoot } from "../worktree.ts";
+import { checkWorktreeRoot, worktreeRootOf } from "../worktree.ts";
 import {
   changedControls,
   controlFiles,
@@ -105,7 +105,7 @@ export async function runReview(
   const who = stage ?? "reviewer";
   const busy = await settleOrphanReviewer(tick, s, emit);
   if (busy) return busy;
-  const root = tick.profile.worktreeRoot ?? defaultWorktreeRoot(tick.repo.root);
+  const root = worktreeRootOf(tick.profile.worktreeRoot, tick.repo.root);
   checkWorktreeRoot(root, tick.repo.root, tick.repo.commonDir);
   let registered = await removeLeftoverReviewWorktrees(tick.primary);
   const buildOutput = buildOutputMatcher(tick.config.neverCommit);

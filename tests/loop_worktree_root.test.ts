@@ -1,0 +1,34 @@
+/**
+ * The worktree root relay compares git's worktree paths with: the real folder, links resolved,
+ * as git names it, also when the folder does not exist yet.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { defaultWorktreeRoot, worktreeRootOf } from "../lib/loop/worktree.ts";
+
+Deno.test("worktreeRootOf() resolves links in the profile's worktree_root, as far as the folder exists, and in the default", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "relay-wt-root-" }));
+  try {
+    await Deno.mkdir(join(dir, "real"));
+    await Deno.symlink(join(dir, "real"), join(dir, "link"));
+    assert.equal(worktreeRootOf(join(dir, "link"), "/x/repo"), join(dir, "real"));
+    // Not made yet: the part that exists resolved, the rest kept.
+    assert.equal(
+      worktreeRootOf(join(dir, "link", "a", "b"), "/x/repo"),
+      join(dir, "real", "a", "b"),
+    );
+    assert.equal(
+      worktreeRootOf(join(dir, "link", "..", "link", "c"), "/x/repo"),
+      join(dir, "real", "c"),
+    );
+    // No worktree_root: beside the repository, through a linked parent too.
+    await Deno.mkdir(join(dir, "real", "repo"));
+    assert.equal(
+      worktreeRootOf(undefined, join(dir, "link", "repo")),
+      join(dir, "real", "repo.relay-worktrees"),
+    );
+    assert.equal(worktreeRootOf(undefined, "/nowhere/repo"), defaultWorktreeRoot("/nowhere/repo"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { defaultWorktreeRoot, worktreeRootOf } from "../lib/loop/worktree.ts";
+import { HoldError } from "../lib/errors.ts";
+import { checkWorktreeRoot, defaultWorktreeRoot, worktreeRootOf } from "../lib/loop/worktree.ts";
 
 Deno.test("worktreeRootOf() resolves links in the profile's worktree_root, as far as the folder exists, and in the default", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "relay-wt-root-" }));
@@ -28,6 +29,23 @@ Deno.test("worktreeRootOf() resolves links in the profile's worktree_root, as fa
       join(dir, "real", "repo.relay-worktrees"),
     );
     assert.equal(worktreeRootOf(undefined, "/nowhere/repo"), defaultWorktreeRoot("/nowhere/repo"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a worktree_root that is a link into the repository is refused as inside it", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "relay-wt-root-" }));
+  try {
+    const repo = join(dir, "repo");
+    await Deno.mkdir(join(repo, ".git"), { recursive: true });
+    await Deno.mkdir(join(repo, "wt"));
+    await Deno.symlink(join(repo, "wt"), join(dir, "outside"));
+    const root = worktreeRootOf(join(dir, "outside"), repo);
+    assert.throws(
+      () => checkWorktreeRoot(root, repo, join(repo, ".git")),
+      (e: unknown) => e instanceof HoldError && /inside the repository/.test(e.message),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

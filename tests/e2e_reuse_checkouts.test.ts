@@ -203,6 +203,27 @@ Deno.test("a worktree_root reached through a symbolic link (macOS's /tmp, a link
   assert.deepEqual(names.sort(), ["review", "spare"]);
 });
 
+Deno.test("relay -C through a symbolic link: a worktree_root inside the repository, named through the link, is still refused (a HOLD), nothing made there", async () => {
+  await using scene = await makeScene({ config: "" });
+  const link = join(scene.dir, "link");
+  await Deno.symlink(scene.dir, link);
+  const work = join(link, "work");
+  const profile = await Deno.readTextFile(scene.profile);
+  await Deno.writeTextFile(
+    scene.profile,
+    profile.replace(/^worktree_root: .*$/m, `worktree_root: ${join(work, "wt")}`),
+  );
+  await queue(scene, brief({ title: "First" }));
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  const held = await scene.relay(["-C", work, "poll"], { cwd: scene.dir });
+  assert.equal(held.code, 3, all(held));
+  assert.match(
+    held.stderr,
+    /HOLD: Cannot use ".*" for task worktrees: it is inside the repository/,
+  );
+  assert.equal(await exists(join(scene.work, "wt")), false, "no worktree made in the repository");
+});
+
 /** The git processes relay itself started (its own `-c core.fsmonitor=false`), from trace2 events. */
 async function relayGit(events: string): Promise<string[]> {
   return (await Deno.readTextFile(events)).split("\n")

@@ -174,3 +174,45 @@ Deno.test("split machines: a fix brief left unpushed by a killed tick never repl
   assert.match(done.stdout, /task 2 merged/, all(done));
   assert.deepEqual(await launched(launches), ["task 1 A", "task 2 A"]);
 });
+
+/**
+ * A `git` in front of the real one on PATH that cannot reach the remote for one kind of push:
+ * the reviewer's paperwork (`HEAD:refs/heads/main`). Every other command goes through.
+ */
+async function paperworkPushFails(scene: Scene): Promise<Record<string, string>> {
+  const bin = join(scene.dir, "paperwork-push-fails");
+  await Deno.mkdir(bin);
+  const real = (await new Deno.Command("sh", { args: ["-c", "command -v git"] }).output()).stdout;
+  await Deno.writeTextFile(
+    join(bin, "git"),
+    `#!/usr/bin/env bash\nfor a in "$@"; do if [ "$a" = HEAD:refs/heads/main ]; then\n` +
+      `  echo "fatal: unable to access 'https://example.invalid/': Could not resolve host: example.invalid" >&2; exit 128\n` +
+      `fi; done\nexec ${new TextDecoder().decode(real).trim()} "$@"\n`,
+  );
+  await Deno.chmod(join(bin, "git"), 0o755);
+  return { PATH: `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
+}
+
+Deno.test("split machines: a review tick whose merge landed but whose paperwork push could not reach the remote says the merge (exit 0) and that its paperwork waits; its next tick pushes it", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b } = await briefs(scene, ["First", "Second"]);
+  const shipped = await tick(scene, a, "poll");
+  assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
+
+  const merged = await tick(scene, b, "review", await paperworkPushFails(scene));
+  assert.equal(merged.code, 0, all(merged));
+  assert.match(
+    merged.stdout,
+    /task 1 merged \([0-9a-f]+\); promoted task 2 into NEXT-STEPS\.md; the reviewer's paperwork waits on local main \(Cannot push the paperwork commit to "origin\/main" yet: the remote could not be reached: .*\): this machine's next relay review pushes it/,
+    all(merged),
+  );
+  assert.doesNotMatch(merged.stderr, /not yet/, all(merged));
+  const originMain = () => scene.out(["log", "-1", "--format=%s", "main"], scene.origin);
+  assert.match(await originMain(), /^Merge task-1: First/);
+
+  const next = await tick(scene, b, "review");
+  assert.equal(next.code, 0, all(next));
+  assert.match(await originMain(), /^Task #2: brief — OPEN/);
+  const polled = await tick(scene, a, "poll");
+  assert.match(polled.stdout, /task 2 shipped/, all(polled));
+});

@@ -199,6 +199,22 @@ Deno.test("split machines: a move of a worktree with a submodule that a killed t
   await submoduleWorks(scene, a, runId);
 });
 
+Deno.test("split machines: a run journaled with its worktree named through a link (as relay wrote it before it resolved worktree_root) is set aside all the same: its worktree anchored and moved", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a } = await doneElsewhere(scene);
+  const link = join(scene.dir, "worktrees-A-link");
+  await Deno.symlink(worktreeRoot(scene, a.name), link);
+  // Every path of the run's worktree in its journal (the folder, the files its guard keeps) as
+  // the link names it.
+  const path = join(a.dir, ".git", "relay", "journal.json");
+  const text = await Deno.readTextFile(path);
+  const real = `${worktreeRoot(scene, a.name)}/`;
+  assert.ok(text.includes(real));
+  await Deno.writeTextFile(path, text.replaceAll(real, `${link}/`));
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  await assertSetAside(scene, a, SET_ASIDE.exec(back.stdout)![1]!);
+});
+
 Deno.test("split machines: the set-aside line is said under --quiet too (how cron runs ticks)", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a } = await doneElsewhere(scene);

@@ -264,7 +264,9 @@ export async function gather(
   }
 
   // Worktrees: registered ones whose folder is gone, folders that are no worktree.
-  const { parseWorktreeList, worktreeRootOf } = await import("../loop/worktree.ts");
+  const { parseWorktreeList, realPathSoFar, worktreeRootOf } = await import(
+    "../loop/worktree.ts"
+  );
   const list = parseWorktreeList(await git.out(["worktree", "list", "--porcelain", "-z"]));
   const linked = list.slice(1);
   const missing: Snapshot["worktrees"]["missing"] = [];
@@ -272,7 +274,7 @@ export async function gather(
   for (const w of linked) {
     if (!(await exists(w.path))) {
       // An interrupted run's worktree is preflight's: its fix depends on the run's step.
-      if (journal && resolve(journal.worktree) === resolve(w.path)) continue;
+      if (journal && realPathSoFar(journal.worktree) === realPathSoFar(w.path)) continue;
       missing.push({ path: w.path, branch: w.branch });
     } else present.push(w);
   }

@@ -11,7 +11,7 @@
  * lib/task/planner.ts and planner_next.ts (pure); the effects are the handlers in
  * lib/loop/effects/; lib/loop/drive.ts runs the one between the other.
  */
-import { HoldError } from "../errors.ts";
+import { HoldError, RetryError } from "../errors.ts";
 import { join } from "../path.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
@@ -140,6 +140,15 @@ async function asSplitReviewer<R extends ReviewResult>(
   }
   try {
     await publishReviewerPaperwork(split, opts.repo, state, opts.log);
+  } catch (err) {
+    // What the command did (a merge pushed, a verdict recorded) stands and is said; only its
+    // paperwork waits, as after a killed tick: this machine's next review pushes it.
+    if (!(err instanceof RetryError)) throw err;
+    return {
+      ...result,
+      message: `${result.message}; the reviewer's paperwork waits on local ${split.main} ` +
+        `(${err.message}): this machine's next relay review pushes it`,
+    };
   } finally {
     await endReview(start.role, state);
   }

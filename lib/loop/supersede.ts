@@ -21,7 +21,7 @@
  * so a later round of the task starts from the remote's branch instead of this stale one. The
  * attempt is recorded as "superseded", which the attempt count does not count.
  */
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { RepoConfig } from "../config/repo_load.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import type { Git } from "../git/git.ts";
@@ -43,7 +43,7 @@ import { changedControls, controlFiles, executorScope } from "./guard.ts";
 import { orphanState, stopOrphan } from "./orphan.ts";
 import { Timeline } from "./timeline.ts";
 import { anchorAbandonedTurn } from "./turn_anchors.ts";
-import { moveWorktreeWithSubmodules, parseWorktreeList } from "./worktree.ts";
+import { moveWorktreeWithSubmodules, parseWorktreeList, realPathSoFar } from "./worktree.ts";
 
 /** The decision, on record before anything is done about it. */
 export interface AsideMarker {
@@ -373,7 +373,10 @@ async function anchorWorktree(ctx: AsideContext, run: Journal): Promise<void> {
 /** Whether `path` is a worktree of this repository whose folder exists. */
 async function worktreeAt(ctx: AsideContext, path: string): Promise<boolean> {
   const list = parseWorktreeList(await ctx.git.out(["worktree", "list", "--porcelain", "-z"]));
-  if (!list.some((w) => resolve(w.path) === resolve(path))) return false;
+  // Real paths: git lists them so, and a journal from before relay resolved its worktree root
+  // may name the folder through a link.
+  const real = realPathSoFar(path);
+  if (!list.some((w) => realPathSoFar(w.path) === real)) return false;
   return await Deno.stat(path).then(() => true, () => false);
 }
 

@@ -50,7 +50,12 @@ export function defaultWorktreeRoot(repoRoot: string): string {
  * folder under another name.
  */
 export function worktreeRootOf(configured: string | undefined, repoRoot: string): string {
-  const abs = resolve(configured ?? defaultWorktreeRoot(repoRoot));
+  return realPathSoFar(configured ?? defaultWorktreeRoot(repoRoot));
+}
+
+/** `path` absolute, with every link in it resolved as far as the folders exist. */
+export function realPathSoFar(path: string): string {
+  const abs = resolve(path);
   const rest: string[] = [];
   for (let at = abs;;) {
     try {

@@ -172,9 +172,9 @@ export class HeldRole implements LeaseGuard {
     throw new RetryError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
         new Date(this.#renewedAt).toISOString()
-      }, and it lasts ${formatDuration(this.times.ttlMs)}): the tick was stopped ` +
+      }, and it lasts ${formatDuration(this.times.ttlMs)}): relay was stopped ` +
         "longer than that (a suspended machine?) and another machine may have the task now " +
-        `(git log -1 ${leaseRef(role)} on ${this.remote} says which). This tick stopped ` +
+        `(git log -1 ${leaseRef(role)} on ${this.remote} says which). It stopped ` +
         "before its next agent turn, push or merge; what it did stays on this machine, and " +
         "the next tick that holds the lease " +
         (role === "executor"

@@ -101,6 +101,15 @@ export class RetryError extends Error {
   override name = "RetryError";
 }
 
+/**
+ * A split-mode role's lease another machine holds now (lib/loop/split.ts HeldRole): a
+ * RetryError, since the next tick that holds the lease settles what this one left, but never
+ * one to take for a remote that did not answer.
+ */
+export class LeaseLostError extends RetryError {
+  override name = "LeaseLostError";
+}
+
 /** A subprocess could not start, was killed, or exited non-zero unexpectedly. Exit 1. */
 export class CommandError extends Error {
   override name = "CommandError";

@@ -193,22 +193,32 @@ async function paperworkPushFails(scene: Scene): Promise<Record<string, string>>
   return { PATH: `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
 }
 
-Deno.test("split machines: a review tick whose merge landed but whose paperwork push could not reach the remote says the merge (exit 0) and that its paperwork waits; its next tick pushes it", async () => {
+Deno.test("split machines: a review tick whose merge landed but whose paperwork push could not reach the remote says the merge (exit 0) and that its paperwork waits; a tick with nothing else to do says 'not yet' while it still waits; the next one that reaches the remote pushes it", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b } = await briefs(scene, ["First", "Second"]);
   const shipped = await tick(scene, a, "poll");
   assert.match(shipped.stdout, /task 1 shipped/, all(shipped));
 
-  const merged = await tick(scene, b, "review", await paperworkPushFails(scene));
+  const away = await paperworkPushFails(scene);
+  const merged = await tick(scene, b, "review", away);
   assert.equal(merged.code, 0, all(merged));
   assert.match(
     merged.stdout,
-    /task 1 merged \([0-9a-f]+\); promoted task 2 into NEXT-STEPS\.md; the reviewer's paperwork waits on local main \(Cannot push the paperwork commit to "origin\/main" yet: the remote could not be reached: .*\): this machine's next relay review pushes it/,
+    /task 1 merged \([0-9a-f]+\); promoted task 2 into NEXT-STEPS\.md$/m,
     all(merged),
+  );
+  assert.match(
+    all(merged),
+    /the reviewer's paperwork waits on local main \(Cannot push the paperwork commit to "origin\/main" yet: the remote could not be reached: .*\): the next relay review on this machine pushes it/,
   );
   assert.doesNotMatch(merged.stderr, /not yet/, all(merged));
   const originMain = () => scene.out(["log", "-1", "--format=%s", "main"], scene.origin);
   assert.match(await originMain(), /^Merge task-1: First/);
+
+  // Nothing else done: the wait is the news, as before (cron's --quiet shows it).
+  const still = await tick(scene, b, "review", away, ["--quiet"]);
+  assert.equal(still.code, 1, all(still));
+  assert.match(still.stderr, /relay: not yet: Cannot push the paperwork commit/, all(still));
 
   const next = await tick(scene, b, "review");
   assert.equal(next.code, 0, all(next));

@@ -226,7 +226,7 @@ async function heldBy(git: Git) {
 Deno.test("lease guard: a tick stopped past its lease's time finds, before its next turn or push, that another machine took the role, and stops (not a HOLD: its next tick settles the run from the remote); an overdue lease nobody took is renewed and the tick goes on", async () => {
   const { HeldRole } = await import("../lib/loop/split.ts");
   const { confirmLease, currentGuard, guardWith } = await import("../lib/git/lease_guard.ts");
-  const { HoldError, RetryError } = await import("../lib/errors.ts");
+  const { HoldError, LeaseLostError, RetryError } = await import("../lib/errors.ts");
   // A failed assertion must not leave this test's guard on the pushes of the tests after it.
   using _guard = { [Symbol.dispose]: () => guardWith(null) };
   await withEnv(async (dir) => {
@@ -251,6 +251,8 @@ Deno.test("lease guard: a tick stopped past its lease's time finds, before its n
       (e) => e,
     );
     assert.ok(err instanceof RetryError, String(err));
+    // Its own kind: never taken for a remote that did not answer (lib/loop/review.ts).
+    assert.ok(err instanceof LeaseLostError, String(err));
     assert.ok(!(err instanceof HoldError), "nothing here waits for a person");
     assert.match(err.message, /the executor lease on origin is no longer this machine's/);
     assert.match(err.message, /git log -1 refs\/relay\/leases\/executor on origin says which/);

@@ -41,8 +41,7 @@ export function parseCommand<T extends OptionTable>(
 
 /** The repository around the context's folder; a usage error outside one. */
 export function requireRepo(ctx: Context): RepoPaths {
-  // By its real path, as git names it and the worktrees it lists: `-C` may go through a link.
-  const repo = discoverRepo(realPathOrSelf(ctx.cwd));
+  const repo = discoverRepo(ctx.cwd);
   if (!repo) {
     throw new UsageError(
       `Cannot find a git repository at or above "${ctx.cwd}". Run relay inside one, or pass -C <path>.`,
@@ -61,14 +60,6 @@ export function requireRepo(ctx: Context): RepoPaths {
     );
   }
   return repo;
-}
-
-function realPathOrSelf(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path; // not there: discoverRepo says so
-  }
 }
 
 /**

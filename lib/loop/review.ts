@@ -11,7 +11,7 @@
  * lib/task/planner.ts and planner_next.ts (pure); the effects are the handlers in
  * lib/loop/effects/; lib/loop/drive.ts runs the one between the other.
  */
-import { HoldError, RetryError } from "../errors.ts";
+import { HoldError, LeaseLostError, RetryError } from "../errors.ts";
 import { join } from "../path.ts";
 import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
@@ -109,6 +109,9 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
   return await asSplitReviewer(split, opts, state, () => reviewTick(opts, state, true));
 }
 
+/** Results that did something on the remote: their news stands when only the paperwork waits. */
+const DID: ReadonlySet<ReviewResult["kind"]> = new Set(["merged", "fix", "human"]);
+
 /**
  * `machines: split`: runs a reviewer-side command (the tick, `relay merge`, `relay accept`)
  * under the reviewer's lease on the remote, with the primary tree brought up to the remote's
@@ -141,14 +144,16 @@ async function asSplitReviewer<R extends ReviewResult>(
   try {
     await publishReviewerPaperwork(split, opts.repo, state, opts.log);
   } catch (err) {
-    // What the command did (a merge pushed, a verdict recorded) stands and is said; only its
-    // paperwork waits, as after a killed tick: this machine's next review pushes it.
-    if (!(err instanceof RetryError)) throw err;
-    return {
-      ...result,
-      message: `${result.message}; the reviewer's paperwork waits on local ${split.main} ` +
-        `(${err.message}): this machine's next relay review pushes it`,
-    };
+    // What the command did (a merge pushed, a PR sent back or routed to a person) stands and is
+    // said as ever; only its paperwork, which the remote did not take, waits, as after a
+    // killed tick. Anything else (nothing done, a lease lost, a HOLD) ends the command as ever.
+    if (!(err instanceof RetryError) || err instanceof LeaseLostError || !DID.has(result.kind)) {
+      throw err;
+    }
+    (opts.say ?? ((line: string) => opts.log.step(line)))(
+      `the reviewer's paperwork waits on local ${split.main} (${err.message}): the next relay ` +
+        "review on this machine pushes it, or sets it aside if another machine went on meanwhile",
+    );
   } finally {
     await endReview(start.role, state);
   }

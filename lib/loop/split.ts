@@ -35,7 +35,7 @@ import {
   takeLease,
 } from "../git/lease.ts";
 import { NOTES_FETCH_REFSPEC } from "../git/notes.ts";
-import { RetryError } from "../errors.ts";
+import { LeaseLostError } from "../errors.ts";
 import type { Log } from "../proc/log.ts";
 import { currentGuard, guardWith, type LeaseGuard } from "../git/lease_guard.ts";
 import { hostname } from "../state/lock.ts";
@@ -169,7 +169,7 @@ export class HeldRole implements LeaseGuard {
     // run set aside or resumed (lib/loop/supersede.ts), a reviewer's turn void or uncertain
     // (lib/loop/review_stale.ts).
     const role = this.held.lease.role;
-    throw new RetryError(
+    throw new LeaseLostError(
       `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
         new Date(this.#renewedAt).toISOString()
       }, and it lasts ${formatDuration(this.times.ttlMs)}): relay was stopped ` +

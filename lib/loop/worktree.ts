@@ -76,8 +76,9 @@ function isInside(child: string, parent: string): boolean {
 
 /** Refuses a worktree root inside the primary tree or the git dir. */
 export function checkWorktreeRoot(root: string, repoRoot: string, commonDir: string): void {
-  const abs = resolve(root);
-  if (isInside(abs, repoRoot) || isInside(abs, commonDir)) {
+  // Real paths on all sides: the repository may be named through a link (relay -C <link>).
+  const abs = realPathSoFar(root);
+  if (isInside(abs, realPathSoFar(repoRoot)) || isInside(abs, realPathSoFar(commonDir))) {
     throw new HoldError(
       `Cannot use "${abs}" for task worktrees: it is inside the repository`,
       `Set worktree_root in the operator profile to a folder outside "${repoRoot}".`,

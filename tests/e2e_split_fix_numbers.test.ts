@@ -13,6 +13,7 @@ import {
   briefs,
   expire,
   launched,
+  originBrief,
   personPromotes,
   queueOn,
   rounds,
@@ -20,9 +21,6 @@ import {
   takesOver,
   tick,
 } from "./helpers/split_machines.ts";
-
-const originBrief = (scene: Awaited<ReturnType<typeof makeScene>>) =>
-  scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
 
 Deno.test("split machines: a fix brief written again does not take the number another clone gave a person's brief meanwhile; that brief still runs", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
@@ -32,7 +30,7 @@ Deno.test("split machines: a fix brief written again does not take the number an
   // promotes it and pushes.
   await personPromotes(scene, c, ["Second"]);
   assert.match(
-    await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin),
+    await originBrief(scene),
     /^Status: OPEN\nTask: 2\nTitle: Second\n/,
   );
 
@@ -132,7 +130,7 @@ Deno.test("split machines: a brief queued on B is queued again though another cl
     ["ls-tree", "-r", "--name-only", "refs/heads/main", "--", ".relay/inbox/"],
     scene.origin,
   );
-  const open = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  const open = await originBrief(scene);
   assert.match(
     back.stderr,
     /queued again: \.relay\/inbox\/0004-extra\.md \(was \.relay\/inbox\/0003-extra\.md: origin gave task 3 to another brief\)/,

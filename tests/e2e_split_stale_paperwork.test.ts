@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, makeScene, type Scene } from "./helpers/scene.ts";
-import { briefs, expire, launched, shippedThenKilled, tick } from "./helpers/split_machines.ts";
+import {
+  briefs,
+  expire,
+  launched,
+  originBrief,
+  shippedThenKilled,
+  tick,
+} from "./helpers/split_machines.ts";
 
 Deno.test("split machines: a reviewer's paperwork left unpushed by a killed tick, redone meanwhile by another machine, does not land again when the machine comes back: one promotion on main, and the executor does the task once", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
@@ -22,7 +29,7 @@ Deno.test("split machines: a reviewer's paperwork left unpushed by a killed tick
     RELAY_FAILPOINT: "reviewer-paperwork-committed",
   });
   assert.equal(killed.code, 137, all(killed));
-  const brief = () => scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  const brief = () => originBrief(scene);
   assert.match(await brief(), /^Status: DONE/, "B's promotion is not on the origin");
 
   // B's lease runs out; C takes the role and promotes brief 2 itself; A does task 2.
@@ -123,7 +130,7 @@ for (
     assert.equal(back.code, 0, all(back));
     assert.match(back.stderr, /set aside this machine's paperwork/, all(back));
     assert.match(back.stdout, /task 2 merged/, all(back));
-    const brief = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+    const brief = await originBrief(scene);
     assert.match(brief, /^Status: OPEN\nTask: 3\n/, brief);
     const third = await tick(scene, a, "poll");
     assert.match(third.stdout, /task 3 shipped/, all(third));
@@ -157,7 +164,7 @@ Deno.test("split machines: a fix brief left unpushed by a killed tick never repl
   await expire(scene, "reviewer");
   const merged = await tick(scene, c, "review");
   assert.match(merged.stdout, /task 1 merged/, all(merged));
-  const brief = () => scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  const brief = () => originBrief(scene);
   assert.match(await brief(), /^Status: OPEN\nTask: 2\n/);
 
   const back = await tick(scene, b, "review");

@@ -15,6 +15,7 @@ import {
   expire,
   launched,
   type Machine,
+  originBrief,
   personPromotes,
   queueOn,
   rounds,
@@ -23,8 +24,6 @@ import {
   tick,
 } from "./helpers/split_machines.ts";
 
-const originBrief = (scene: Scene) =>
-  scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
 const originInbox = (scene: Scene) =>
   scene.out(
     ["ls-tree", "-r", "--name-only", "refs/heads/main", "--", ".relay/inbox/"],

@@ -168,6 +168,18 @@ async function requeueMine(
   for (const [path, text] of mine) {
     if (text === null) continue;
     const full = join(primary.cwd, path);
+    const title = readHeaderField(text, "title");
+    // This brief back in the queue as `at` is, merged with the remote's where both changed it.
+    const restore = (at: string) =>
+      restoreAside(primary, { dir: "", files: new Map([[at, text]]) }, base, upstream);
+    // This brief back in the queue under the next free number, for `why`.
+    const requeueFree = async (why: string) => {
+      known ??= await knownTasks(primary, remote, base, upstream, queuedUpstream);
+      const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
+      known.set(moved.task, new Set([title]));
+      renumbered.add(moved.task);
+      back.push(`${moved.file} (was ${path}: ${why})`);
+    };
     try {
       const theirs = await show(upstream, path);
       const task = readHeaderTask(text);
@@ -179,18 +191,14 @@ async function requeueMine(
         if ((await show(base, path)) === null) {
           // Queued under the same name on both sides since they parted: one brief when the
           // titles are one (queued twice), else two, and this one takes a free number.
-          const title = readHeaderField(text, "title");
           if (title === readHeaderField(theirs, "title")) {
             dropped.push(`${path} (${remote} queued a brief of this title under this name)`);
             continue;
           }
-          known ??= await knownTasks(primary, remote, base, upstream);
-          const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
-          known.set(moved.task, new Set([title]));
-          back.push(`${moved.file} (was ${path}: ${remote} queued another brief under this name)`);
+          await requeueFree(`${remote} queued another brief under this name`);
           continue;
         }
-        await restoreAside(primary, { dir: "", files: new Map([[path, text]]) }, base, upstream);
+        await restore(path);
         back.push(`${path} (edited)`);
         continue;
       }
@@ -215,7 +223,7 @@ async function requeueMine(
           dropped.push(`${path} (${remote} took task ${task} from the queue: it was ${was})`);
           continue;
         }
-        await restoreAside(primary, { dir: "", files: new Map([[was, text]]) }, base, upstream);
+        await restore(was);
         back.push(`${was} (edited here as ${path})`);
         continue;
       }
@@ -223,32 +231,24 @@ async function requeueMine(
       // the remote shows anywhere is not queued again: it would run twice. Unless the
       // remote's briefs gave that number another title: numbered on another clone meanwhile,
       // it is another brief, and this one is queued under a free number.
-      known ??= await knownTasks(primary, remote, base, upstream);
-      const title = readHeaderField(text, "title");
-      const theirTitles = task === null ? undefined : known.get(task);
-      // A number seen only untitled (a report, a branch) is taken for this brief: every brief
-      // the remote ran since passed through its NEXT-STEPS.md, where its title was read.
-      const same = theirTitles &&
-        (theirTitles.has(title) || [...theirTitles].every((t) => t === null));
       if (task === null) {
         dropped.push(`${path} (no Task: line; queue it with relay inbox add)`);
         continue;
       }
-      if (same) {
+      known ??= await knownTasks(primary, remote, base, upstream, queuedUpstream);
+      const theirTitles = known.get(task);
+      // A number seen only untitled (a report, a branch) is taken for this brief: every brief
+      // the remote ran since passed through its NEXT-STEPS.md, where its title was read.
+      if (theirTitles && (theirTitles.has(title) || [...theirTitles].every((t) => t === null))) {
         dropped.push(`${path} (${remote} has task ${task} already)`);
         continue;
       }
       if (theirTitles) {
-        const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
-        known.set(moved.task, new Set([title]));
-        back.push(
-          `${moved.file} (was ${path}: ${
-            renumbered.has(task)
-              ? `task ${task} went to another brief queued again here`
-              : `${remote} gave task ${task} to another brief`
-          })`,
+        await requeueFree(
+          renumbered.has(task)
+            ? `task ${task} went to another brief queued again here`
+            : `${remote} gave task ${task} to another brief`,
         );
-        renumbered.add(moved.task);
         continue;
       }
       await Deno.mkdir(dirname(full), { recursive: true });
@@ -383,6 +383,8 @@ async function knownTasks(
   remote: string,
   base: string,
   upstream: string,
+  /** The remote's queue (queueByNumber of `upstream`). */
+  queued: Map<number, string>,
 ): Promise<Map<number, Set<string | null>>> {
   const known = new Map<number, Set<string | null>>();
   const add = (task: number | null, title: string | null) => {
@@ -399,19 +401,9 @@ async function knownTasks(
     add(readHeaderTask(brief), readHeaderField(brief, "title"));
     add(readHeaderTask(report), null);
   }
-  const numbered = NUMBERED;
-  const queued = (await primary.out([
-    "ls-tree",
-    "--name-only",
-    "-z",
-    upstream,
-    "--",
-    `${INBOX_DIR}/`,
-  ])).split("\0").filter((p) => numbered.test(p));
-  const texts = await primary.showFiles(upstream, queued);
-  queued.forEach((path, i) => {
-    add(Number(numbered.exec(path)![1]), readHeaderField(texts[i] ?? null, "title"));
-  });
+  const numbers = [...queued.keys()];
+  const texts = await primary.showFiles(upstream, [...queued.values()]);
+  numbers.forEach((task, i) => add(task, readHeaderField(texts[i] ?? null, "title")));
   const branches = await primary.out([
     "for-each-ref",
     "--format=%(refname:lstrip=3)",

@@ -389,34 +389,31 @@ async function moveWorktree(ctx: AsideContext, run: Journal): Promise<string | n
   const halfway = !(await there(run.worktree)) && await there(to);
   if (!halfway && !(await worktreeAt(ctx, run.worktree))) return null;
   await Deno.mkdir(dirname(to), { recursive: true });
-  const res = halfway
-    ? { code: 1, stderr: "the move was left halfway (its folder is moved, git's record not)" }
-    : await ctx.git.run(["worktree", "move", "--", run.worktree, to], { allowFail: true });
+  let why = "the move was left halfway (its folder is moved, git's record not)";
+  if (!halfway) {
+    const res = await ctx.git.run(["worktree", "move", "--", run.worktree, to], {
+      allowFail: true,
+    });
+    if (res.code === 0) return to;
+    why = res.stderr.trim();
+  }
   // git moves no worktree that holds submodules (an agent or a bar command initialized them):
   // relay moves it as git would have, links and all.
-  const submodules = halfway || /submodules/.test(res.stderr);
-  const moved = res.code !== 0 && submodules
-    ? await moveWorktreeWithSubmodules(ctx.git, run.worktree, to)
-    : null;
+  const submodules = halfway || /submodules/.test(why);
+  const moved = submodules ? await moveWorktreeWithSubmodules(ctx.git, run.worktree, to) : null;
   if (moved !== null) {
-    const unlinked = moved.unlinked.length
-      ? `; the links of ${moved.unlinked.join(", ")} still name the old place`
-      : "";
     ctx.log.step(
-      `moved the worktree of run ${run.runId}, which holds submodules, to ${to} (renamed, then git worktree repair)${unlinked}`,
+      `moved the worktree of run ${run.runId}, which holds submodules, to ${to} (renamed, then git worktree repair)${moved.said}`,
     );
     return to;
   }
-  if (res.code !== 0) {
-    throw new HoldError(
-      `Cannot move the worktree of run ${run.runId} aside from "${run.worktree}" to "${to}": ${res.stderr.trim()}`,
-      submodules
-        ? `Move its folder yourself (mv -- "${run.worktree}" "${to}"), then run git worktree repair -- "${to}" in the repository (git worktree move refuses a worktree with submodules); the next tick finishes setting the run aside.`
-        : `Move it yourself (git worktree move -- "${run.worktree}" "${to}", after "git worktree unlock" if it is locked); the next tick finishes setting the run aside.`,
-      { recheck: true, task: run.task },
-    );
-  }
-  return to;
+  throw new HoldError(
+    `Cannot move the worktree of run ${run.runId} aside from "${run.worktree}" to "${to}": ${why}`,
+    submodules
+      ? `Move its folder yourself (mv -- "${run.worktree}" "${to}"), then run git worktree repair -- "${to}" in the repository (git worktree move refuses a worktree with submodules); the next tick finishes setting the run aside.`
+      : `Move it yourself (git worktree move -- "${run.worktree}" "${to}", after "git worktree unlock" if it is locked); the next tick finishes setting the run aside.`,
+    { recheck: true, task: run.task },
+  );
 }
 
 /** Renames the run's local branch aside, so the next round starts from the remote's branch. */

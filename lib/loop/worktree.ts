@@ -283,43 +283,40 @@ const MOVING = "relay: moving it";
  * (unless a person locked it already): a `git worktree prune` between the rename and the repair
  * would otherwise delete it, submodules' git data and all. A move a killed tick left halfway
  * (the folder at `to` already) is finished. Null, with the folder where it was, when the rename
- * or the repair fails; else the submodules' git folders it could not point at the new place.
+ * or the repair fails; else what the mover's line adds: the submodules' git folders it could
+ * not point at the new place, if any.
  */
 export async function moveWorktreeWithSubmodules(
   primary: Git,
   from: string,
   to: string,
-): Promise<{ unlinked: string[] } | null> {
+): Promise<{ said: string } | null> {
   const renamed = !(await exists(from)) && await exists(to);
   const admin = await worktreeGitDir(renamed ? to : from);
   if (admin === null) return null;
   // git writes a submodule's core.worktree from the real path: the old place as git saw it.
-  const real = await Deno.realPath(dirname(from)).then((d) => join(d, basename(from)), () => from);
+  const real = realPathSoFar(from);
   // A person's lock stays; relay's own, from a move a killed tick began, goes at the end.
   const lock = await Deno.readTextFile(join(admin, "locked")).catch(() => null);
-  const lockedBefore = lock !== null && !lock.startsWith(MOVING);
-  if (!lockedBefore) {
-    await primary.run(["worktree", "lock", "--reason", `${MOVING} to ${to}`, "--", from], {
-      allowFail: true,
-    });
-  }
-  const unlock = async () => {
-    if (!lockedBefore) {
-      await primary.run(["worktree", "unlock", "--", to], { allowFail: true });
-    }
+  const ours = lock === null || lock.startsWith(MOVING);
+  const worktree = async (verb: "lock" | "unlock", at: string) => {
+    if (!ours) return;
+    const reason = verb === "lock" ? ["--reason", `${MOVING} to ${to}`] : [];
+    await primary.run(["worktree", verb, ...reason, "--", at], { allowFail: true });
   };
+  await worktree("lock", from);
   if (!renamed) {
     try {
       await Deno.rename(from, to);
     } catch {
-      if (!lockedBefore) await primary.run(["worktree", "unlock", "--", from], { allowFail: true });
+      await worktree("unlock", from);
       return null;
     }
     failpoint("worktree-renamed");
   }
   if ((await primary.run(["worktree", "repair", "--", to], { allowFail: true })).code !== 0) {
     await Deno.rename(to, from).catch(() => {});
-    if (!lockedBefore) await primary.run(["worktree", "unlock", "--", from], { allowFail: true });
+    await worktree("unlock", from);
     return null;
   }
   const unlinked: string[] = [];
@@ -349,8 +346,10 @@ export async function moveWorktreeWithSubmodules(
       : true;
     if (set.code !== 0 || !wrote) unlinked.push(gitDir);
   }
-  await unlock();
-  return { unlinked };
+  await worktree("unlock", to);
+  return {
+    said: unlinked.length ? `; the links of ${unlinked.join(", ")} still name the old place` : "",
+  };
 }
 
 /** The git folders of submodules under `modules` (a name may hold slashes; nested ones too). */

@@ -25,6 +25,11 @@ export interface Machine {
   profile: string;
 }
 
+/** NEXT-STEPS.md on the origin's main. */
+export function originBrief(scene: Scene): Promise<string> {
+  return scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+}
+
 /** A clone of the origin with its own operator profile (its own worktree root). */
 export async function machine(scene: Scene, name: string, dir?: string): Promise<Machine> {
   const clone = dir ?? join(scene.dir, `machine-${name}`);

@@ -258,13 +258,10 @@ export async function reviewCheckout(
     const moved = await primary.run(["worktree", "move", "--", path, aside], { allowFail: true });
     if (moved.code !== 0 && /submodules/.test(moved.stderr)) {
       const done = await moveWorktreeWithSubmodules(primary, path, aside);
-      const unlinked = done?.unlinked.length
-        ? `; the links of ${done.unlinked.join(", ")} still name the old place`
-        : "";
       opts.log.step(
         done === null
           ? `the reviewer's checkout was not clean (${why}) and holds submodules, which could not be moved: left at ${path}`
-          : `the reviewer's checkout was not clean (${why}): moved aside to ${aside}${unlinked}`,
+          : `the reviewer's checkout was not clean (${why}): moved aside to ${aside}${done.said}`,
       );
     } else {
       if (moved.code !== 0) {

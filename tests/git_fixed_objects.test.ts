@@ -1,6 +1,6 @@
 /**
  * What a Git remembers and what it runs once: answers about objects named by a full id
- * (a commit's tree, a file at a commit) are read once, answers about names that move
+ * (a commit's tree, a file at a commit, a merge of two commits) are read once, answers about names that move
  * (HEAD) every time; git's automatic maintenance runs after a process's first fetch in a
  * repository, not after its later fetches nor any other git command relay runs.
  */
@@ -116,6 +116,79 @@ Deno.test("Git.showFiles() reads a full id's files in one cat-file --batch, each
     assert.deepEqual(await git.showFiles(absent, ["REVIEWER.md"]), [null]);
     assert.deepEqual(await git.showFiles(absent, ["REVIEWER.md"]), [null]);
     assert.equal(git.ran.filter((r) => r[0] === "cat-file").length, 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Git asks a merge of two full ids, whether one is the other's ancestor, and a diff between them once; a name that moves and a failed ask every time", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-settled-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    const base = await commit(dir, "a.txt", "a\n");
+    await sh(dir, "switch", "--quiet", "-c", "topic");
+    const head = await commit(dir, "b.txt", "b\n");
+    await sh(dir, "switch", "--quiet", "main");
+    const clash = await commit(dir, "b.txt", "other\n");
+    const git = new RecordingGit(dir);
+    const ran = () => git.ran.map((r) => r.join(" ")).join("\n");
+
+    // Clean: the merged tree, as git merge-tree writes it; asked once, concurrently or not.
+    const [clean, again] = await Promise.all([
+      git.mergeTree(base, head),
+      git.mergeTree(base, head),
+    ]);
+    const expected = await sh(dir, "merge-tree", "--write-tree", base, head);
+    assert.deepEqual(clean, { code: 0, tree: expected, conflicts: [], stderr: "" });
+    assert.deepEqual(again, clean);
+    assert.deepEqual(await git.mergeTree(base, head), clean);
+    // Conflicts are an answer too: the paths, kept.
+    const conflicted = await git.mergeTree(clash, head);
+    assert.equal(conflicted.code, 1);
+    assert.deepEqual(conflicted.conflicts, ["b.txt"]);
+    assert.deepEqual(await git.mergeTree(clash, head), conflicted);
+    assert.equal(git.ran.length, 2, ran());
+
+    assert.equal(await git.isAncestor(base, head), true);
+    assert.equal(await git.isAncestor(head, clash), false);
+    assert.equal(await git.isAncestor(base, head), true);
+    assert.equal(await git.isAncestor(head, clash), false);
+    assert.equal(git.ran.length, 4, ran());
+
+    const args = ["--name-only", base, head, "--"];
+    assert.equal(await git.outViaFile("diff", args, [base, head]), "b.txt");
+    assert.equal(await git.outViaFile("diff", args, [base, head]), "b.txt");
+    assert.equal(git.ran.length, 5, ran());
+
+    // Names that move are asked each time: main moves on.
+    assert.equal(await git.isAncestor("main", "topic"), false);
+    assert.equal((await git.mergeTree("main", "topic")).code, 1);
+    await sh(dir, "merge", "--quiet", "-X", "theirs", "--no-edit", "topic");
+    assert.equal(await git.isAncestor("topic", "main"), true);
+    assert.equal((await git.mergeTree("main", "topic")).code, 0);
+    // The merge took topic's b.txt: nothing between them now. Asked twice, run twice.
+    const between = ["--name-only", "main", "topic", "--"];
+    assert.equal(await git.outViaFile("diff", between, ["main", "topic"]), "");
+    assert.equal(await git.outViaFile("diff", between, ["main", "topic"]), "");
+    assert.equal(git.ran.length, 11, ran());
+    // A commit this clone lacks: git cannot merge it (exit 1 as for conflicts, but no tree), so
+    // it is asked again once fetched.
+    const elsewhere = await Deno.makeTempDir({ prefix: "relay-settled-other-" });
+    try {
+      await sh(elsewhere, "clone", "--quiet", "--branch", "main", dir, "clone");
+      const later = await commit(join(elsewhere, "clone"), "c.txt", "c\n");
+      const missing = await git.mergeTree(head, later);
+      assert.deepEqual([missing.code, missing.tree], [1, ""], missing.stderr);
+      assert.equal(await git.isAncestor(base, later), false); // exit 128: not kept either
+      await sh(dir, "fetch", "--quiet", join(elsewhere, "clone"), "main");
+      const fetched = await git.mergeTree(head, later);
+      assert.equal(fetched.code, 0, fetched.stderr);
+      assert.match(fetched.tree, /^[0-9a-f]{40}$/);
+      assert.equal(await git.isAncestor(base, later), true);
+      assert.equal(git.ran.length, 15, ran());
+    } finally {
+      await Deno.remove(elsewhere, { recursive: true });
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

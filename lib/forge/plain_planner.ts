@@ -97,12 +97,10 @@ export class PlainPlannerForge implements PlannerForge {
           why: `${this.remote}/${this.main} moved by product code since the gate`,
         };
       }
-      const tree = await this.git.run(["merge-tree", "--write-tree", "--no-messages", base, head], {
-        allowFail: true,
-      });
+      const tree = await this.git.mergeTree(base, head);
       if (tree.code !== 0) return { merged: false as const, why: "the merge has conflicts" };
       const sha = await this.git.out(
-        ["commit-tree", tree.stdout.split("\n")[0]!.trim(), "-p", base, "-p", head, "-F", "-"],
+        ["commit-tree", tree.tree, "-p", base, "-p", head, "-F", "-"],
         { stdin: redact(message) + "\n" },
       );
       let outcome: PushOutcome;

@@ -250,7 +250,10 @@ export async function scopeCheck(
   // The usual case in one git call: the diff against the merge base git finds itself. When
   // git cannot (no shared history, several merge bases) or the branch changes nothing,
   // `git merge-base` names the base and the answer is as it always was.
-  const direct = await git.outViaFile("diff", [...RAW_DIFF, "--merge-base", base, head, "--"])
+  const direct = await git.outViaFile("diff", [...RAW_DIFF, "--merge-base", base, head, "--"], [
+    base,
+    head,
+  ])
     .catch((err) => {
       if (err instanceof CommandError) return null;
       throw err;
@@ -266,7 +269,7 @@ export async function scopeCheck(
     }
     const mergeBase = mb.stdout.trim();
     scope ??= scopeOfRawDiff(
-      await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"]),
+      await git.outViaFile("diff", [...RAW_DIFF, mergeBase, head, "--"], [mergeBase, head]),
       config,
     );
     if (isEmpty(scope)) {
@@ -431,14 +434,10 @@ function inFlightCheck(pr: PrStatus, openPrs: readonly PrStatus[]): GateCheck {
 }
 
 async function mergeableCheck(git: Git, base: string, head: string): Promise<GateCheck> {
-  const res = await git.run(
-    ["merge-tree", "--write-tree", "--no-messages", "--name-only", "-z", base, head],
-    { allowFail: true },
-  );
+  const res = await git.mergeTree(base, head);
   if (res.code === 0) return check("mergeable", "PASS", `merges cleanly with main ${short(base)}`);
   if (res.code === 1) {
-    // Output: the tree, then the conflicted paths, NUL-separated, then an empty field.
-    const files = [...new Set(res.stdout.split("\0").slice(1).filter((p) => p !== ""))];
+    const files = res.conflicts;
     const named = files.length > 0 ? `: ${files.join(", ")}` : "";
     return check("mergeable", "REFUSE", `conflicts with main ${short(base)}${named}`, files);
   }

@@ -46,12 +46,9 @@ export interface Revalidation {
  * worktree (hooks off), removed afterwards without `--force`.
  */
 export async function revalidateOnMerge(git: Git, opts: RevalidateOptions): Promise<Revalidation> {
-  const merge = await git.run(
-    ["merge-tree", "--write-tree", "--no-messages", opts.originMain, opts.head],
-    { allowFail: true },
-  );
+  const merge = await git.mergeTree(opts.originMain, opts.head);
   if (merge.code !== 0) return { passed: false, mergeTree: "", evidence: [] };
-  const mergeTree = merge.stdout.split("\n")[0]!.trim();
+  const mergeTree = merge.tree;
   const commit = await git.out(
     [
       "commit-tree",

@@ -146,6 +146,40 @@ export class Git {
    */
   readonly #absent = new Set<string>();
 
+  /**
+   * Exit codes and output of questions about commits named by full ids (see `#settled`),
+   * kept for this Git's life like `#fixed`.
+   */
+  readonly #settledRuns = new Map<string, Promise<RunResult>>();
+
+  /**
+   * `run` for a question whose answer depends only on the commits `revs` names (a merge of
+   * two commits, whether one is an ancestor of the other): objects never change, so when every
+   * rev is a full id the answer is asked of git once for this Git's life, and kept when `answer`
+   * says it is one (not when git could not run or lacks an object not fetched yet: asked again).
+   * A review tick asks the finish stage's, the gate's and the merge's question of the same two
+   * commits.
+   */
+  #settled(
+    args: readonly string[],
+    revs: readonly string[],
+    answer: (res: RunResult) => boolean,
+  ): Promise<RunResult> {
+    const ask = () => this.run(args, { allowFail: true });
+    if (!revs.every((r) => FULL_ID.test(r))) return ask();
+    const key = args.join("\0");
+    let asked = this.#settledRuns.get(key);
+    if (asked === undefined) {
+      asked = ask();
+      this.#settledRuns.set(key, asked);
+      asked.then(
+        (res) => answer(res) || this.#settledRuns.delete(key),
+        () => this.#settledRuns.delete(key),
+      );
+    }
+    return asked;
+  }
+
   #once(key: string, read: () => Promise<string>): Promise<string> {
     let answer = this.#fixed.get(key);
     if (answer === undefined) {
@@ -199,15 +233,25 @@ export class Git {
    * arrives in thousands of small chunks (git flushes after each commit into a pipe), which
    * cost relay more CPU than git spends producing them; `stream` reads a pipe in blocks.
    */
-  async outViaFile(command: "log" | "diff", args: readonly string[]): Promise<string> {
-    // Made at once, not awaited: git starts before whatever the caller starts next.
-    const file = Deno.makeTempFileSync({ prefix: "relay-git-" });
-    try {
-      await this.run([command, `--output=${file}`, ...args]);
-      return (await Deno.readTextFile(file)).replace(/\n$/, "");
-    } finally {
-      await Deno.remove(file).catch(() => {});
-    }
+  async outViaFile(
+    command: "log" | "diff",
+    args: readonly string[],
+    /** The commits the output depends on alone: when all are full ids, asked once (see #once). */
+    settled?: readonly string[],
+  ): Promise<string> {
+    const read = async () => {
+      // Made at once, not awaited: git starts before whatever the caller starts next.
+      const file = Deno.makeTempFileSync({ prefix: "relay-git-" });
+      try {
+        await this.run([command, `--output=${file}`, ...args]);
+        return (await Deno.readTextFile(file)).replace(/\n$/, "");
+      } finally {
+        await Deno.remove(file).catch(() => {});
+      }
+    };
+    return settled?.length && settled.every((r) => FULL_ID.test(r))
+      ? await this.#once(`${command}\0${args.join("\0")}`, read)
+      : await read();
   }
 
   /** True when git exits 0. */
@@ -492,9 +536,35 @@ export class Git {
     await this.run(["update-ref", "-d", "--", ref, expected]);
   }
 
-  /** True when `ancestor` is reachable from `descendant`. */
-  isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    return this.ok(["merge-base", "--is-ancestor", "--", ancestor, descendant]);
+  /** True when `ancestor` is reachable from `descendant` (asked once of two full ids). */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const res = await this.#settled(
+      ["merge-base", "--is-ancestor", "--", ancestor, descendant],
+      [ancestor, descendant],
+      (res) => res.code === 0 || res.code === 1,
+    );
+    return res.code === 0;
+  }
+
+  /**
+   * `git merge-tree --write-tree` of `head` onto `base`, as the gate reads it (conflicted paths
+   * by name, NUL-separated): exit 0 with the merged tree, 1 with conflicts (the paths after
+   * the tree), another code when git could not merge. Asked once of two full ids: the finish
+   * stage, the gate and the merge all ask it of the same two commits.
+   */
+  async mergeTree(
+    base: string,
+    head: string,
+  ): Promise<{ code: number; tree: string; conflicts: string[]; stderr: string }> {
+    const res = await this.#settled(
+      ["merge-tree", "--write-tree", "--no-messages", "--name-only", "-z", base, head],
+      [base, head],
+      // Exit 1 is also git's "not something we can merge" (a commit not fetched): no tree then.
+      (res) => (res.code === 0 || res.code === 1) && FULL_ID.test(res.stdout.split("\0")[0]!),
+    );
+    const [tree = "", ...rest] = res.stdout.split("\0");
+    const conflicts = res.code === 1 ? [...new Set(rest.filter((p) => p !== ""))] : [];
+    return { code: res.code, tree: tree.trim(), conflicts, stderr: res.stderr };
   }
 
   /** Paths changed between two revisions (NUL-separated, no renames). */

@@ -11,8 +11,8 @@ import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output
 import { describePaths } from "./build_output.ts";
 import type { Log } from "../proc/log.ts";
 
-/** Pathspecs that exclude the paperwork from `git add`. */
-const EXCLUDE_PAPERWORK = PAPERWORK_PATHS.map((p) => `:(exclude,top)${p}`);
+/** Paths relay names to git are file names, never patterns (a brief named "[1].md"). */
+const LITERAL = { env: { GIT_LITERAL_PATHSPECS: "1" } };
 
 /**
  * Copies every paperwork file that differs from HEAD in the worktree (the
@@ -73,21 +73,30 @@ export async function commitLeftovers(
     (await wt.out(["diff", "--name-only", "--no-renames", "-z", base, "--", ...PAPERWORK_PATHS]))
       .split("\0").filter((p) => p !== "");
   for (const path of changed) {
-    const atBase = await wt.ok(["cat-file", "-e", `${base}:${path}`]);
-    if (atBase) {
-      await wt.run(["checkout", "--quiet", base, "--", path]);
+    // Mostly a file main has (the report of the task before): put back as it was at once.
+    // A checkout of a path the commit lacks fails and changes nothing: it is asked then.
+    const back = ["checkout", "--quiet", base, "--", path];
+    if ((await wt.run(back, { ...LITERAL, allowFail: true })).code === 0) continue;
+    if (await wt.ok(["cat-file", "-e", `${base}:${path}`])) {
+      await wt.run(back, LITERAL);
     } else {
-      await wt.run(["rm", "--quiet", "--cached", "--ignore-unmatch", "--", path]);
+      await wt.run(["rm", "--quiet", "--cached", "--ignore-unmatch", "--", path], LITERAL);
       await Deno.remove(join(wt.cwd, path)).catch(() => {});
     }
   }
-  const untracked =
-    (await wt.out(["ls-files", "--others", "--exclude-standard", "-z", "--", ...PAPERWORK_PATHS]))
-      .split("\0").filter((p) => p !== "");
-  for (const path of untracked) await Deno.remove(join(wt.cwd, path)).catch(() => {});
+  // One look at the rest: what differs from HEAD (staged or not) and what is untracked.
+  const entries = statusEntries(
+    await wt.out(["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"]),
+  );
+  const product: StatusEntry[] = [];
+  for (const entry of entries) {
+    if (!isPaperwork(entry.path)) product.push(entry);
+    // Untracked paperwork goes: savePaperwork has kept a copy.
+    else if (entry.untracked) await Deno.remove(join(wt.cwd, entry.path)).catch(() => {});
+  }
 
   const buildOutput = buildOutputMatcher(opts.neverCommit);
-  const leftOut = await stageLeftovers(wt, buildOutput);
+  const leftOut = await stageLeftovers(wt, product, buildOutput);
   const staged = (await wt.out(["diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD"]))
     .split("\0").filter((p) => p !== "");
   if (staged.length) {
@@ -107,67 +116,71 @@ export async function commitLeftovers(
   return await wt.head();
 }
 
+/** A path `git status --porcelain=v1` lists: how it differs from HEAD, staged and not. */
+interface StatusEntry {
+  path: string;
+  /** As `git diff --cached HEAD --name-status` says it ("D", "M", "U" …), "" when not staged. */
+  staged: string;
+  /** As `git diff --name-status` says it, "" when the working tree matches the index. */
+  unstaged: string;
+  untracked: boolean;
+}
+
+/** Unmerged paths, which `git diff` names "U" in the index and in the working tree alike. */
+const UNMERGED = new Set(["DD", "AU", "UD", "UA", "DU", "AA", "UU"]);
+
+/** `git status --porcelain=v1 -z --no-renames` output, entry by entry. */
+function statusEntries(out: string): StatusEntry[] {
+  return out.split("\0").filter((e) => e.length > 3).map((e) => {
+    const xy = e.slice(0, 2);
+    const path = e.slice(3);
+    if (xy === "??") return { path, staged: "", unstaged: "", untracked: true };
+    if (UNMERGED.has(xy)) return { path, staged: "U", unstaged: "U", untracked: false };
+    const letter = (c: string) => c === " " ? "" : c;
+    return { path, staged: letter(xy[0]!), unstaged: letter(xy[1]!), untracked: false };
+  });
+}
+
+function isPaperwork(path: string): boolean {
+  return PAPERWORK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
+}
+
 /**
  * Stages what `git add --all` would, outside the paperwork, except build
  * output: a new or changed build file is left in the worktree (and taken
  * out of the index if the agent staged it); deleting a tracked one is
  * staged. Returns the paths left out.
  */
-async function stageLeftovers(wt: Git, matcher: BuildOutputMatcher): Promise<string[]> {
-  const nameStatus = async (args: string[]) => {
-    const fields = (await wt.out([
-      ...args,
-      "--name-status",
-      "--no-renames",
-      "-z",
-      "--",
-      ".",
-      ...EXCLUDE_PAPERWORK,
-    ]))
-      .split("\0");
-    const out = new Map<string, string>();
-    for (let i = 0; i + 1 < fields.length; i += 2) out.set(fields[i + 1]!, fields[i]!);
-    return out;
-  };
-  const staged = await nameStatus(["diff", "--cached", "HEAD"]);
-  const unstaged = await nameStatus(["diff"]);
-  const untracked = (await wt.out([
-    "ls-files",
-    "--others",
-    "--exclude-standard",
-    "-z",
-    "--",
-    ".",
-    ...EXCLUDE_PAPERWORK,
-  ]))
-    .split("\0").filter((p) => p !== "");
-
+async function stageLeftovers(
+  wt: Git,
+  entries: readonly StatusEntry[],
+  matcher: BuildOutputMatcher,
+): Promise<string[]> {
   const add: string[] = [];
   const unstage: string[] = [];
   const leftOut: string[] = [];
-  for (const path of new Set([...staged.keys(), ...unstaged.keys(), ...untracked])) {
+  for (const { path, staged, unstaged } of entries) {
     if (matcher.match(path) === undefined) {
       add.push(path);
-    } else if (staged.get(path) === "D") {
+    } else if (staged === "D") {
       // The agent took a tracked build file out of the index: that removal is committed.
-    } else if (unstaged.get(path) === "D") {
+    } else if (unstaged === "D") {
       add.push(path);
     } else {
       leftOut.push(path);
-      if (staged.has(path)) unstage.push(path);
+      if (staged !== "") unstage.push(path);
     }
   }
   // Paths go on stdin (a node_modules can hold more than a command line does), taken literally.
-  const literal = { env: { GIT_LITERAL_PATHSPECS: "1" } };
   if (add.length) {
     await wt.run(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], {
-      ...literal,
+      ...LITERAL,
       stdin: add.join("\0"),
     });
   }
   if (unstage.length) {
     await wt.run(["restore", "--staged", "--pathspec-from-file=-", "--pathspec-file-nul"], {
-      ...literal,
+      ...LITERAL,
       stdin: unstage.join("\0"),
     });
   }

@@ -224,27 +224,48 @@ export async function commitPaperwork(
   message = redact(message);
   await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), redact(files.brief));
   await Deno.writeTextFile(join(primary.cwd, REPORT_FILE), redact(files.report));
-  const paths: string[] = [BRIEF_FILE, REPORT_FILE];
-  const inbox = await primary.out([
+  // What differs from HEAD, staged or not, untracked included: nothing, and there is nothing
+  // to add either (then HEAD may be this very commit, made by a run that died before its push).
+  const listed = (await primary.out([
     "status",
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
     "--",
+    BRIEF_FILE,
+    REPORT_FILE,
     INBOX_DIR,
-  ]);
-  if (inbox !== "") paths.push(INBOX_DIR);
-  await primary.run(["add", "--all", "--", ...paths]);
-  const dirty = await primary.run(["diff", "--cached", "--quiet", "HEAD", "--", ...paths], {
-    allowFail: true,
-  });
-  if (dirty.code === 0) {
+  ])).split("\0").filter((e) => e.length > 3).map((e) => e.slice(3));
+  const paths: string[] = [BRIEF_FILE, REPORT_FILE];
+  if (listed.some((p) => p.startsWith(`${INBOX_DIR}/`))) paths.push(INBOX_DIR);
+  const parent = await primary.head();
+  const unchanged = async () => {
     const subject = await primary.out(["log", "-1", "--format=%s"]);
-    if (subject === message) return await primary.head();
+    return subject === message;
+  };
+  if (listed.length === 0 && await unchanged()) return await primary.head();
+  if (listed.length) await primary.run(["add", "--all", "--", ...paths]);
+  const commit = ["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths];
+  if ((await primary.run(commit, { allowFail: true })).code !== 0) {
+    // Nothing staged after all (a change in the index that the file written just now undoes):
+    // as when nothing was listed. Anything else fails as the commit fails.
+    const staged = await primary.run(["diff", "--cached", "--quiet", "HEAD", "--", ...paths], {
+      allowFail: true,
+    });
+    if (staged.code === 0 && await unchanged()) return await primary.head();
+    await primary.run(commit);
   }
-  await primary.run(["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths]);
-  return await primary.head();
+  const made = await primary.head();
+  madeHere.set(primary.cwd, { commit: made, parent });
+  return made;
 }
+
+/**
+ * The paperwork commit `commitPaperwork` made in this process, by primary tree, and what it
+ * was made on: a commit of the paperwork paths alone (`git commit -- <paths>`), so pushMain
+ * need not ask git what is in it when it is all that local main has over the remote's.
+ */
+const madeHere = new Map<string, { commit: string; parent: string }>();
 
 /** True when every commit in `range` touches only paperwork. */
 async function paperworkOnly(primary: Git, range: string): Promise<boolean> {
@@ -272,10 +293,12 @@ export async function pushMain(
   // Whatever is on local main goes out with the push: only relay's paperwork may (a tick
   // that resumes a push after a blip must not publish a commit someone made meanwhile).
   const upstream = `refs/remotes/${remote}/${main}`;
-  if (
-    await primary.resolve(upstream) &&
-    !(await paperworkOnly(primary, `${upstream}..HEAD`))
-  ) {
+  const upstreamAt = await primary.resolve(upstream);
+  const made = madeHere.get(primary.cwd);
+  // Local main is the remote's plus the commit this tick made: paperwork by construction.
+  const onlyMine = made !== undefined && made.parent === upstreamAt &&
+    made.commit === await primary.head();
+  if (upstreamAt && !onlyMine && !(await paperworkOnly(primary, `${upstream}..HEAD`))) {
     throw new HoldError(
       `Cannot push the paperwork to "${remote}/${main}": local ${main} has commits that are not paperwork`,
       `relay pushes only its own paperwork commits to ${main}. In ${primary.cwd}, keep the others on a branch ("git branch keep-local ${main}"), put ${main} back where ${remote} has it plus relay's paperwork commit, and run "relay resume". Push or open a PR for keep-local yourself.`,

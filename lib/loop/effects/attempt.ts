@@ -219,7 +219,8 @@ export async function prepareAttempt(
     await Deno.mkdir(runDir, { recursive: true });
     await Deno.writeTextFile(join(runDir, "brief.md"), writeBrief(brief));
     await copyInstructions(tick, worktree);
-    await clearStaleReport(wt, runDir);
+    // A worktree made or switched just now holds the branch's files and nothing else.
+    if (how === "reused") await clearStaleReport(wt, runDir);
     // A person's notes go to this turn: taken before the guard's baseline below (the
     // record is one it watches), kept in the run folder for a resumed turn.
     if (failed < config.attempts) {

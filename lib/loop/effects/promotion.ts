@@ -35,7 +35,10 @@ export async function promote(
   // loop's resting state. Take the poll lock only when there is something to do, so a
   // poll that fires at the same second never waits for a review that has nothing to say.
   const idle = await promotionIdle(tick.repo.root, effect.retire ? branch : undefined);
-  if (idle !== null && !(await taskWorktree(tick, branch))) return said(`${done}; ${idle}`);
+  // Listed once: the task is merged, so no poll moves its worktree meanwhile (a person who
+  // does finds plain `git worktree move` and `remove` refusing a folder that is not there).
+  const wt = idle !== null ? await taskWorktree(tick, branch) : undefined;
+  if (idle !== null && !wt) return said(`${done}; ${idle}`);
   // When a tick holds the poll lock, the next review tick promotes (a merged PR always comes
   // back here). A poll that is only looking (no attempt journaled) is waited for; one
   // running an agent turn is not.
@@ -52,7 +55,7 @@ export async function promote(
   if (!lock && !tick.pollLockHeld) {
     return said(`${done}; promotion waits for the executor's tick to end`);
   }
-  await removeTaskWorktree(tick, branch);
+  await removeTaskWorktree(tick, branch, wt);
   const retired = effect.retire
     ? await retireFixBrief(tick.repo.root, branch, effect.retire)
     : null;
@@ -139,8 +142,13 @@ async function planNext(tick: PlanContext, task: number, file: string): Promise<
  * clean (plain `git worktree remove` refuses anything else, which then stays for a
  * person). The branch and every commit on it stay.
  */
-async function removeTaskWorktree(tick: PlanContext, branch: string): Promise<void> {
-  const wt = await taskWorktree(tick, branch);
+async function removeTaskWorktree(
+  tick: PlanContext,
+  branch: string,
+  /** The worktree as the caller listed it a moment ago. */
+  listed?: { path: string },
+): Promise<void> {
+  const wt = listed ?? await taskWorktree(tick, branch);
   if (!wt) return;
   const { config, primary } = ready(tick);
   // What relay never commits is all that may be left (no .gitignore): it goes first.

@@ -57,10 +57,7 @@ export async function runFinish(ctx: PlanContext): Promise<PlannerEvent> {
   } else said.push(`bar: ${s.brief.bar.length} command(s) passed on this tree (relay's run)`);
 
   // Whether it still merges with main as main is now: said, not judged (the gate decides).
-  const merge = await primary.run(
-    ["merge-tree", "--write-tree", "--no-messages", s.originMain, pr.head],
-    { allowFail: true },
-  );
+  const merge = await primary.mergeTree(s.originMain, pr.head);
   said.push(
     merge.code === 0
       ? `merges cleanly with main ${short(s.originMain)}`

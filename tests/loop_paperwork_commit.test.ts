@@ -103,3 +103,39 @@ Deno.test("pushMain() pushes the paperwork commit this process made without aski
   assert.ok(git.ran.some((a) => a.startsWith("log ")), git.ran.join("\n"));
   assert.equal(await sh(join(repo.dir, "origin.git"), "rev-parse", "main"), sha);
 });
+
+Deno.test("pushMain() asks git when someone committed in the primary tree while relay made its paperwork commit on top: a HOLD, nothing pushed", async () => {
+  await using repo = await clone();
+  const initial = await sh(repo.work, "rev-parse", "HEAD");
+  /** A person's product commit lands just before relay's paperwork commit. */
+  class Racing extends RecordingGit {
+    override run(...args: Parameters<Git["run"]>) {
+      if (args[0][0] !== "commit") return super.run(...args);
+      return (async () => {
+        await Deno.writeTextFile(join(repo.work, "app.txt"), "app, a person's\n");
+        await sh(
+          repo.work,
+          "commit",
+          "--quiet",
+          "-m",
+          "a person's product change",
+          "--",
+          "app.txt",
+        );
+        return await super.run(...args);
+      })();
+    }
+  }
+  const git = new Racing(repo.work);
+  const sha = await commitPaperwork(git, FILES, MESSAGE);
+  assert.equal(
+    await sh(repo.work, "log", "-1", "--format=%s", `${sha}^`),
+    "a person's product change",
+  );
+  await assert.rejects(
+    pushMain(git, "origin", "main", { aside: join(repo.dir, "aside"), log }),
+    (err: unknown) =>
+      err instanceof HoldError && /local main has commits that are not paperwork/.test(err.message),
+  );
+  assert.equal(await sh(join(repo.dir, "origin.git"), "rev-parse", "main"), initial);
+});

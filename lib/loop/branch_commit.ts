@@ -141,6 +141,27 @@ function statusEntries(out: string): StatusEntry[] {
   });
 }
 
+/**
+ * One entry a path, as the diffs relay read before named each path once: a tracked file
+ * staged as deleted and made again is listed twice (`D ` and `??`), its removal staged.
+ */
+function byPath(entries: readonly StatusEntry[]): StatusEntry[] {
+  const merged = new Map<string, StatusEntry>();
+  for (const e of entries) {
+    const seen = merged.get(e.path);
+    merged.set(
+      e.path,
+      seen === undefined ? e : {
+        path: e.path,
+        staged: seen.staged || e.staged,
+        unstaged: seen.unstaged || e.unstaged,
+        untracked: seen.untracked || e.untracked,
+      },
+    );
+  }
+  return [...merged.values()];
+}
+
 function isPaperwork(path: string): boolean {
   return PAPERWORK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
 }
@@ -159,9 +180,12 @@ async function stageLeftovers(
   const add: string[] = [];
   const unstage: string[] = [];
   const leftOut: string[] = [];
-  for (const { path, staged, unstaged } of entries) {
+  for (const { path, staged, unstaged, untracked } of byPath(entries)) {
     if (matcher.match(path) === undefined) {
-      add.push(path);
+      // A change staged in full is committed as it is: `git add` of a path the agent removed
+      // with `git rm` (in neither the index nor the tree) would fail on a pathspec that
+      // matches nothing.
+      if (unstaged !== "" || untracked) add.push(path);
     } else if (staged === "D") {
       // The agent took a tracked build file out of the index: that removal is committed.
     } else if (unstaged === "D") {

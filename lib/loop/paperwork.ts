@@ -6,6 +6,7 @@
 import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
 import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
+import { discoverRepo } from "../git/discover.ts";
 import {
   classifyPush,
   describePush,
@@ -231,6 +232,7 @@ export async function commitPaperwork(
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
+    "--no-renames",
     "--",
     BRIEF_FILE,
     REPORT_FILE,
@@ -238,7 +240,6 @@ export async function commitPaperwork(
   ])).split("\0").filter((e) => e.length > 3).map((e) => e.slice(3));
   const paths: string[] = [BRIEF_FILE, REPORT_FILE];
   if (listed.some((p) => p.startsWith(`${INBOX_DIR}/`))) paths.push(INBOX_DIR);
-  const parent = await primary.head();
   const unchanged = async () => {
     const subject = await primary.out(["log", "-1", "--format=%s"]);
     return subject === message;
@@ -256,7 +257,11 @@ export async function commitPaperwork(
     await primary.run(commit);
   }
   const made = await primary.head();
-  madeHere.set(primary.cwd, { commit: made, parent });
+  // What it was made on, as git recorded the commit: not HEAD as read before, which a commit
+  // of someone else's in the primary tree meanwhile would have moved under it.
+  const parent = await parentFromReflog(primary.cwd, made);
+  if (parent !== null) madeHere.set(primary.cwd, { commit: made, parent });
+  else madeHere.delete(primary.cwd);
   return made;
 }
 
@@ -266,6 +271,34 @@ export async function commitPaperwork(
  * need not ask git what is in it when it is all that local main has over the remote's.
  */
 const madeHere = new Map<string, { commit: string; parent: string }>();
+
+/**
+ * The commit HEAD was on when `commit` was made, read from the last line of HEAD's reflog in
+ * `cwd` (git writes it with the commit: `<old> <new> …`), no process; null when that line is
+ * not `commit`'s (another commit since) or there is no reflog.
+ */
+async function parentFromReflog(cwd: string, commit: string): Promise<string | null> {
+  const gitDir = discoverRepo(cwd)?.gitDir;
+  if (!gitDir) return null;
+  let tail: string;
+  try {
+    using file = await Deno.open(join(gitDir, "logs", "HEAD"));
+    const size = (await file.stat()).size;
+    const start = Math.max(0, size - 4096);
+    await file.seek(start, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(size - start);
+    let read = 0;
+    for (let n: number | null = 0; n !== null && read < bytes.length; read += n ?? 0) {
+      n = await file.read(bytes.subarray(read));
+    }
+    tail = new TextDecoder().decode(bytes.subarray(0, read));
+  } catch {
+    return null;
+  }
+  const last = /(?:^|\n)([0-9a-f]{40}(?:[0-9a-f]{24})?) ([0-9a-f]{40}(?:[0-9a-f]{24})?) [^\n]*\n?$/
+    .exec(tail);
+  return last && last[2] === commit ? last[1]! : null;
+}
 
 /** True when every commit in `range` touches only paperwork. */
 async function paperworkOnly(primary: Git, range: string): Promise<boolean> {

@@ -493,6 +493,26 @@ Deno.test("work an agent leaves uncommitted is committed by relay as `Task #1: <
   assert.match(report, /## What shipped\n\nsrc\/feature-1\.txt\n/);
 });
 
+Deno.test("work an agent left staged and uncommitted (git rm, git mv) is committed by relay with the rest", async () => {
+  await using scene = await makeScene({ agent: "stages-removal.sh" });
+  await openBrief(scene, { title: "Tidy up" });
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.match(
+    poll.stderr,
+    /committing what the agent left uncommitted \(4 file\(s\)\): README\.md, README\.txt, src\/app\.txt, src\/feature-1\.txt/,
+  );
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.deepEqual(await subjects(scene, "origin/main..origin/task-1"), ["Task #1: Tidy up"]);
+  assert.deepEqual(
+    (await scene.out(["ls-tree", "-r", "--name-only", "origin/task-1"])).split("\n")
+      .filter((p) => !p.startsWith(".relay/")),
+    ["README.txt", "src/feature-1.txt"],
+  );
+  assert.equal(await scene.out(["status", "--porcelain"], join(scene.worktrees, "task-1")), "");
+});
+
 Deno.test("a fix brief reuses the task's worktree and branch and fast-forwards it on origin", async () => {
   await using scene = await makeScene();
   await openBrief(scene);

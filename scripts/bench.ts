@@ -528,7 +528,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
     const plain = await bench.repo("cycle-git", 20);
     return {
       a: () => fx.cycle(),
-      detail: async ({ b }) => {
+      detail: async ({ a, b }) => {
         // What no git work can save: the four relay processes the cycle starts (here only
         // started: `relay version`) and its five agent turns (executor, review, polish, docs
         // and security; here the instant reviewer alone).
@@ -547,7 +547,9 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
             formatMs(besides)
           }\n  the least any relay cycle takes, those and the script's git: ${
             formatMs(besides + b)
-          } → ${((besides + b) / b).toFixed(2)}× the git script` +
+          } → ${((besides + b) / b).toFixed(2)}× the git script; relay's cycle ${
+            (a / (besides + b)).toFixed(2)
+          }× that` +
           `\n  git processes relay started (one more cycle, traced): ${await fx.gitCount()}`;
       },
       b: async () => {

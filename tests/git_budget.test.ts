@@ -22,7 +22,7 @@ import { all, brief, makeScene, queue, type Scene } from "./helpers/scene.ts";
 const BUDGET: Record<string, { git: number; fetches: number }> = {
   "inbox add": { git: 1, fetches: 0 },
   promote: { git: 0, fetches: 0 },
-  poll: { git: 31, fetches: 2 },
+  poll: { git: 29, fetches: 2 },
   review: { git: 44, fetches: 3 },
 };
 

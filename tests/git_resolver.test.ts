@@ -100,6 +100,47 @@ Deno.test("Git.resolve() through the shared resolver answers what rev-parse answ
   }
 });
 
+Deno.test("Git.sharedPathType() and sharedCommit() answer what git answers, through the resolver only", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-resolver-path-" });
+  const { work, linked } = await repo(dir);
+  try {
+    // Off (a person's command): no answer, so the caller asks git.
+    assert.equal(await new Git(work).sharedPathType("refs/heads/main:a.txt"), undefined);
+    assert.equal(await new Git(work).sharedCommit("refs/heads/main"), undefined);
+    batchResolves(true);
+    await Deno.mkdir(join(work, "dir"));
+    await Deno.writeTextFile(join(work, "dir", "a.txt"), "a\n");
+    await sh(work, "add", "dir");
+    await sh(work, "commit", "--quiet", "-m", "a file");
+    await sh(work, "tag", "-a", "-m", "annotated", "v2");
+    const head = await sh(work, "rev-parse", "HEAD");
+    const tag = await sh(work, "rev-parse", "v2");
+    for (const cwd of [work, linked]) {
+      const git = new Git(cwd);
+      assert.equal(await git.sharedPathType("refs/heads/main:dir/a.txt"), "blob");
+      assert.equal(await git.sharedPathType("refs/heads/main:dir"), "tree");
+      assert.equal(await git.sharedPathType(`${head}:dir/a.txt`), "blob");
+      assert.equal(await git.sharedPathType("refs/heads/main:missing.txt"), null);
+      assert.equal(await git.sharedPathType("refs/heads/nope:dir/a.txt"), null);
+      // Not a shared name (HEAD is each worktree's own): left to git.
+      assert.equal(await git.sharedPathType("HEAD:dir/a.txt"), undefined);
+      assert.equal(await git.sharedCommit(head), head);
+      // A tag's id names its commit, not itself; a name that is no object, nothing.
+      assert.equal(await git.sharedCommit(tag), head);
+      assert.equal(await git.sharedCommit("f".repeat(40)), null);
+    }
+    // A file committed after the resolver started is seen.
+    await Deno.writeTextFile(join(work, "b.txt"), "b\n");
+    await sh(work, "add", "b.txt");
+    await sh(work, "commit", "--quiet", "-m", "b");
+    assert.equal(await new Git(work).sharedPathType("refs/heads/main:b.txt"), "blob");
+  } finally {
+    batchResolves(false);
+    await endResolvers();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Git.resolve() asks HEAD of its own worktree, never the shared resolver", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-resolver-head-" });
   const { work, linked } = await repo(dir);

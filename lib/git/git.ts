@@ -7,7 +7,7 @@ import { CommandError, RetryError } from "../errors.ts";
 import { unreachable } from "./push_outcome.ts";
 import { run, type RunResult } from "../proc/run.ts";
 import { sleep } from "../proc/timer.ts";
-import { resolveShared } from "./resolver.ts";
+import { resolveShared, sharedPathType } from "./resolver.ts";
 import { FULL_ID, headFromFiles } from "./discover.ts";
 import { confirmLease } from "./lease_guard.ts";
 
@@ -282,6 +282,23 @@ export class Git {
       allowFail: true,
     });
     return res.code === 0 ? res.stdout.trim() : null;
+  }
+
+  /**
+   * What is at `<shared name>:<path>` (a ref under refs/heads, refs/remotes … or a full id,
+   * then a path), read through the tick's shared resolver: "blob", "tree" …, null when nothing
+   * is there, undefined when no resolver runs (a person's command): then ask git another way.
+   */
+  sharedPathType(name: string): Promise<string | null | undefined> {
+    return sharedPathType(this.cwd, name, RESOLVER_GIT);
+  }
+
+  /**
+   * The commit a shared name (a full id among them) names, through the tick's shared resolver
+   * only: null when none, undefined when no resolver runs (then ask git another way).
+   */
+  sharedCommit(name: string): Promise<string | null | undefined> {
+    return resolveShared(this.cwd, name, RESOLVER_GIT);
   }
 
   /**

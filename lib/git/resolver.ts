@@ -134,10 +134,46 @@ const repositories = new Map<string, string>();
 export async function resolveShared(
   cwd: string,
   name: string,
-  git: { args: readonly string[]; env: Record<string, string>; unset: readonly string[] },
+  git: ResolverGit,
   peel: "commit" | "tree" = "commit",
 ): Promise<string | null | undefined> {
-  if (!enabled || !SHARED_NAME.test(name)) return undefined;
+  if (!SHARED_NAME.test(name)) return undefined;
+  const found = await askShared(cwd, `${name}^{${peel}}`, git);
+  if (found === undefined) return undefined;
+  return found?.type === peel ? found.oid : null;
+}
+
+/** `<shared name>:<path>`: a file or folder at a commit a shared name names. */
+const SHARED_PATH =
+  /^(?:refs\/(?:heads|remotes|tags|notes|relay[a-z-]*)\/[^\n\r:]+|[0-9a-f]{40}(?:[0-9a-f]{24})?):[^\n\r]+$/;
+
+/**
+ * What is at `<shared name>:<path>` (`refs/remotes/origin/main:REVIEWER.md`) in the
+ * repository around `cwd`: the object's type ("blob", "tree" …), null when there is nothing
+ * there (or no such commit), undefined when this way cannot say: then ask git as before.
+ */
+export async function sharedPathType(
+  cwd: string,
+  name: string,
+  git: ResolverGit,
+): Promise<string | null | undefined> {
+  if (!SHARED_PATH.test(name)) return undefined;
+  const found = await askShared(cwd, name, git);
+  return found === undefined ? undefined : found?.type ?? null;
+}
+
+type ResolverGit = {
+  args: readonly string[];
+  env: Record<string, string>;
+  unset: readonly string[];
+};
+
+async function askShared(
+  cwd: string,
+  query: string,
+  git: ResolverGit,
+): Promise<{ oid: string; type: string } | null | undefined> {
+  if (!enabled) return undefined;
   // A folder's repository is kept once found; "none" is not (the folder may become one).
   let commonDir = repositories.get(cwd);
   if (commonDir === undefined) {
@@ -155,7 +191,5 @@ export async function resolveShared(
     }
     resolvers.set(commonDir, resolver);
   }
-  const found = await resolver.ask(`${name}^{${peel}}`);
-  if (found === undefined) return undefined;
-  return found?.type === peel ? found.oid : null;
+  return await resolver.ask(query);
 }

@@ -245,6 +245,9 @@ export async function anchorWithoutGit(
 /** The shas of `shas` that name a commit in the repository. */
 async function existingCommits(git: Git, shas: readonly string[]): Promise<string[]> {
   if (shas.length === 0) return [];
+  // A tick asks its resolver, a line each: a commit's id names itself (a tag's, its commit).
+  const shared = await Promise.all(shas.map((s) => git.sharedCommit(s)));
+  if (shared.every((c) => c !== undefined)) return shas.filter((s, i) => shared[i] === s);
   const out = await git.out(["cat-file", "--batch-check=%(objectname) %(objecttype)"], {
     stdin: shas.map((s) => `${s}\n`).join(""),
   });

@@ -38,9 +38,18 @@ export async function unpublishedWarning(
     );
     return res.code === 0 ? res.stdout.split("\n") : null;
   };
-  const published = await onMain(`refs/remotes/${opts.remote}/${opts.main}`);
-  if (published === null) return null;
-  const missing = here.filter((f) => !published.includes(f));
+  const upstream = `refs/remotes/${opts.remote}/${opts.main}`;
+  // A tick asks its resolver (no process); a person's command, git.
+  const shared = await Promise.all(here.map((f) => primary.sharedPathType(`${upstream}:${f}`)));
+  let missing: string[];
+  if (shared.every((t) => t !== undefined)) {
+    if (shared.every((t) => t === null) && await primary.resolve(upstream) === null) return null;
+    missing = here.filter((_, i) => shared[i] === null);
+  } else {
+    const published = await onMain(upstream);
+    if (published === null) return null;
+    missing = here.filter((f) => !published.includes(f));
+  }
   if (missing.length === 0) return null;
   const committed = await onMain("HEAD") ?? [];
   const git = gitIn(primary.cwd, opts.cwd ?? "");

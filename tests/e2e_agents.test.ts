@@ -513,6 +513,32 @@ Deno.test("work an agent left staged and uncommitted (git rm, git mv) is committ
   assert.equal(await scene.out(["status", "--porcelain"], join(scene.worktrees, "task-1")), "");
 });
 
+Deno.test("a git repository an agent made inside the worktree is left there, not committed, and said", async () => {
+  await using scene = await makeScene({ agent: "nested-repo.sh" });
+  await openBrief(scene, { title: "Scaffold" });
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.match(
+    poll.stderr,
+    /left out git repositories the agent made inside the worktree \(relay never commits one repository into another; to commit the files, remove the inner \.git folder\): vendor\/lib\/, web\/\n/,
+  );
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  // No gitlink (a submodule nobody can check out), no file of theirs.
+  assert.deepEqual(
+    (await scene.out(["ls-tree", "-r", "--name-only", "origin/task-1"])).split("\n")
+      .filter((p) => !p.startsWith(".relay/")),
+    ["README.md", "src/app.txt", "src/feature-1.txt"],
+  );
+  // Nothing deleted: both are where the agent left them.
+  const worktree = join(scene.worktrees, "task-1");
+  assert.equal(await Deno.readTextFile(join(worktree, "web", "index.html")), "hello\n");
+  assert.equal(
+    await scene.out(["log", "--format=%s"], join(worktree, "vendor", "lib")),
+    "a library",
+  );
+});
+
 Deno.test("a fix brief reuses the task's worktree and branch and fast-forwards it on origin", async () => {
   await using scene = await makeScene();
   await openBrief(scene);

@@ -332,6 +332,11 @@ Deno.test("split machines: a run killed after its agent's turn, before relay loo
   const { a, b, c, launches } = await briefs(scene, ["Unguarded turn"]);
   // The agent committed the feature and left its report uncommitted; then A was killed.
   await killA(scene, a, "agent-finished");
+  // And a git repository of its own inside the worktree, with no commit (git add fails on one).
+  const web = join(worktreeRoot(scene, "A"), "task-1", "web");
+  await Deno.mkdir(web, { recursive: true });
+  await scene.git(web, ["init", "--quiet"]);
+  await Deno.writeTextFile(join(web, "index.html"), "hello\n");
   await step(scene, c, "poll", /task 1 shipped/);
   await step(scene, b, "review", /task 1 merged/);
   const back = await step(scene, a, "poll", SET_ASIDE);
@@ -358,6 +363,9 @@ Deno.test("split machines: a run killed after its agent's turn, before relay loo
     await scene.out(["status", "--porcelain=v1", "--", "COWORK-STATUS.md"], moved),
     "?? COWORK-STATUS.md",
   );
+  // The inner repository: not in the snapshot, still in the moved worktree.
+  assert.doesNotMatch(await scene.out(["ls-tree", "--name-only", snapshot!], a.dir), /^web$/m);
+  assert.equal(await Deno.readTextFile(join(moved, "web", "index.html")), "hello\n");
 });
 
 Deno.test("split machines: a run whose agent a killed tick left running is set aside with that agent stopped first", async () => {

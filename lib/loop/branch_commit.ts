@@ -96,7 +96,7 @@ export async function commitLeftovers(
   }
 
   const buildOutput = buildOutputMatcher(opts.neverCommit);
-  const leftOut = await stageLeftovers(wt, product, buildOutput);
+  const { leftOut, nested } = await stageLeftovers(wt, product, buildOutput);
   const staged = (await wt.out(["diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD"]))
     .split("\0").filter((p) => p !== "");
   if (staged.length) {
@@ -108,6 +108,15 @@ export async function commitLeftovers(
     opts.log?.step(
       `left out build output (relay never commits it for the agent): ${
         describePaths(leftOut, buildOutput)
+      }`,
+    );
+  }
+  if (nested.length) {
+    opts.log?.step(
+      `left out ${
+        nested.length === 1 ? "a git repository" : "git repositories"
+      } the agent made inside the worktree (relay never commits one repository into another; to commit the files, remove the inner .git folder): ${
+        listPaths(nested)
       }`,
     );
   }
@@ -170,18 +179,26 @@ function isPaperwork(path: string): boolean {
  * Stages what `git add --all` would, outside the paperwork, except build
  * output: a new or changed build file is left in the worktree (and taken
  * out of the index if the agent staged it); deleting a tracked one is
- * staged. Returns the paths left out.
+ * staged. Nor a git repository the agent made inside the worktree (`git
+ * init`, `git clone`, a scaffolding tool): `git add` fails on one without a
+ * commit and records one with commits as a bare gitlink, a submodule nobody
+ * can check out. Returns the build output and the repositories left out.
  */
 async function stageLeftovers(
   wt: Git,
   entries: readonly StatusEntry[],
   matcher: BuildOutputMatcher,
-): Promise<string[]> {
+): Promise<{ leftOut: string[]; nested: string[] }> {
   const add: string[] = [];
   const unstage: string[] = [];
   const leftOut: string[] = [];
+  const nested: string[] = [];
   for (const { path, staged, unstaged, untracked } of byPath(entries)) {
-    if (matcher.match(path) === undefined) {
+    // With --untracked-files=all git lists untracked files one by one: a folder it lists
+    // whole ("web/") is a repository of its own.
+    if (untracked && staged === "" && path.endsWith("/")) {
+      nested.push(path);
+    } else if (matcher.match(path) === undefined) {
       // A change staged in full is committed as it is: `git add` of a path the agent removed
       // with `git rm` (in neither the index nor the tree) would fail on a pathspec that
       // matches nothing.
@@ -208,7 +225,7 @@ async function stageLeftovers(
       stdin: unstage.join("\0"),
     });
   }
-  return leftOut.sort();
+  return { leftOut: leftOut.sort(), nested: nested.sort() };
 }
 
 /** Up to 20 paths, then how many more. */

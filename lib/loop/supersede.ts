@@ -357,7 +357,12 @@ async function anchorWorktree(ctx: AsideContext, run: Journal): Promise<void> {
   const env = { GIT_INDEX_FILE: index };
   try {
     await wt.run(["read-tree", head], { env });
-    await wt.run(["add", "--all", "--", "."], { env });
+    // A git repository the agent made inside the worktree (listed whole, "web/") stays out:
+    // `git add` fails on one without a commit. It stays in the worktree, which is kept.
+    const nested = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=all"]))
+      .split("\0").filter((e) => e.startsWith("?? ") && e.endsWith("/"))
+      .map((e) => `:(exclude,literal)${e.slice(3, -1)}`);
+    await wt.run(["add", "--all", "--", ".", ...nested], { env });
     const tree = await wt.out(["write-tree"], { env });
     if (tree === await wt.out(["rev-parse", `${head}^{tree}`])) return;
     const sha = await wt.out(

@@ -80,6 +80,24 @@ async function filesOf(scene: Scene, rev: string): Promise<string[]> {
     .filter((s) => s !== "").sort();
 }
 
+/**
+ * Opens a brief titled `title`, polls once (task 1 ships), and checks that the branch on
+ * origin holds exactly `files` besides relay's own; returns what the poll said on stderr.
+ */
+async function shipOne(scene: Scene, title: string, files: string[]): Promise<string> {
+  await openBrief(scene, { title });
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
+  assert.deepEqual(
+    (await scene.out(["ls-tree", "-r", "--name-only", "origin/task-1"])).split("\n")
+      .filter((p) => !p.startsWith(".relay/")),
+    files,
+  );
+  return poll.stderr;
+}
+
 /** Processes (not zombies) whose process group is `pgid`. */
 async function groupMembers(pgid: number): Promise<string[]> {
   const out = await new Deno.Command("ps", {
@@ -495,40 +513,22 @@ Deno.test("work an agent leaves uncommitted is committed by relay as `Task #1: <
 
 Deno.test("work an agent left staged and uncommitted (git rm, git mv) is committed by relay with the rest", async () => {
   await using scene = await makeScene({ agent: "stages-removal.sh" });
-  await openBrief(scene, { title: "Tidy up" });
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, 0, all(poll));
-  assert.match(poll.stdout, /task 1 shipped/);
+  const said = await shipOne(scene, "Tidy up", ["README.txt", "src/feature-1.txt"]);
   assert.match(
-    poll.stderr,
+    said,
     /committing what the agent left uncommitted \(4 file\(s\)\): README\.md, README\.txt, src\/app\.txt, src\/feature-1\.txt/,
   );
-  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
   assert.deepEqual(await subjects(scene, "origin/main..origin/task-1"), ["Task #1: Tidy up"]);
-  assert.deepEqual(
-    (await scene.out(["ls-tree", "-r", "--name-only", "origin/task-1"])).split("\n")
-      .filter((p) => !p.startsWith(".relay/")),
-    ["README.txt", "src/feature-1.txt"],
-  );
   assert.equal(await scene.out(["status", "--porcelain"], join(scene.worktrees, "task-1")), "");
 });
 
 Deno.test("a git repository an agent made inside the worktree is left there, not committed, and said", async () => {
   await using scene = await makeScene({ agent: "nested-repo.sh" });
-  await openBrief(scene, { title: "Scaffold" });
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, 0, all(poll));
-  assert.match(poll.stdout, /task 1 shipped/);
-  assert.match(
-    poll.stderr,
-    /left out git repositories the agent made inside the worktree \(relay never commits one repository into another; to commit the files, remove the inner \.git folder\): vendor\/lib\/, web\/\n/,
-  );
-  await scene.git(scene.work, ["fetch", "--quiet", "origin"]);
   // No gitlink (a submodule nobody can check out), no file of theirs.
-  assert.deepEqual(
-    (await scene.out(["ls-tree", "-r", "--name-only", "origin/task-1"])).split("\n")
-      .filter((p) => !p.startsWith(".relay/")),
-    ["README.md", "src/app.txt", "src/feature-1.txt"],
+  const said = await shipOne(scene, "Scaffold", ["README.md", "src/app.txt", "src/feature-1.txt"]);
+  assert.match(
+    said,
+    /left out git repositories the agent made inside the worktree \(relay never commits one repository into another; to commit the files, remove the inner \.git folder\): vendor\/lib\/, web\/\n/,
   );
   // Nothing deleted: both are where the agent left them.
   const worktree = join(scene.worktrees, "task-1");

@@ -87,6 +87,25 @@ Deno.test("an agent that pushes its commit to origin main gets a HOLD naming the
   assert.deepEqual(await originRefs(scene), { ...before, "refs/heads/main": agentCommit });
 });
 
+Deno.test("an agent that leaves a merge half done gets a HOLD saying so; no conflict marker is committed or pushed", async () => {
+  await using scene = await makeScene({ agent: "leaves-merge.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(
+    poll.stderr,
+    /relay: HOLD: .*a merge is in progress in the worktree, which relay never commits half done/,
+  );
+  const hold = await readHoldFile(scene);
+  assert.match(hold.next, /Finish or abort it in \S+task-1 \("git status" there says how\)/);
+  assert.deepEqual(await originRefs(scene), before);
+  // The worktree is as the agent left it: the merge still open, its conflict unresolved.
+  const worktree = join(scene.worktrees, "task-1");
+  assert.match(await scene.out(["status", "--porcelain"], worktree), /^UU src\/app\.txt$/m);
+  assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "our change");
+});
+
 Deno.test("an agent that pushes to a remote branch other than its own gets a HOLD naming that branch", async () => {
   await using scene = await makeScene({ agent: "pushes-other.sh" });
   await openBrief(scene);

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { Git } from "../git/git.ts";
-import { currentBranch } from "../git/discover.ts";
+import { currentBranch, operationInProgress } from "../git/discover.ts";
 import { fileHash, sha256 } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
@@ -142,6 +142,16 @@ export async function checkAgentStayedInBounds(
         `the worktree is on "${branch ?? "a detached HEAD"}" instead of "${journal.branch}"`,
       );
     }
+    // A merge left half done (conflicts and all): committing the leftovers would make it a
+    // merge commit with the conflict markers in it.
+    const wtGitDir = await worktreeGitDir(journal.worktree);
+    const op = wtGitDir === null ? null : operationInProgress(wtGitDir);
+    if (op !== null) {
+      problems.push(`${op} is in progress in the worktree, which relay never commits half done`);
+      repair.push(
+        `Finish or abort it in ${journal.worktree} ("git status" there says how); the turn's commits stay kept either way.`,
+      );
+    }
     if (currentBranch(tick.repo.gitDir) !== config.main) {
       problems.push(`the primary tree is no longer on ${config.main}`);
       repair.push(
@@ -201,7 +211,7 @@ export async function checkAgentStayedInBounds(
   return {
     // Usually the agent; sometimes a person working in the loop's clone during the turn.
     reason:
-      `during run ${journal.runId}, something outside the agent's worktree changed (the agent, or someone in this clone): ${
+      `during run ${journal.runId}, the agent (or someone in this clone) did what relay will not build on: ${
         problems.join("; ")
       }`,
     next: [

@@ -14,7 +14,13 @@ import { parseReport } from "../lib/protocol/report.ts";
 import { brief, exists, makeScene, ROOT, type Scene, taskRecord } from "./helpers/scene.ts";
 
 /** Points the tick passes through itself, before and while the agent runs. */
-const FIXED_POINTS = ["after-lock", "after-worktree", "after-prepared", "agent-running"];
+const FIXED_POINTS = [
+  "after-lock",
+  "after-worktree",
+  "after-prepared",
+  "agent-running",
+  "after-report-saved",
+];
 /**
  * "after-<step>" for every journal step the tick advances through. "prepared"
  * has its own point above (it is written once, not advanced to), and

@@ -10,6 +10,7 @@ import { Git } from "../../git/git.ts";
 import { confirmLease } from "../../git/lease_guard.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import { anchorRef } from "../../state/paths.ts";
+import { failpoint } from "../../state/failpoint.ts";
 import { archiveJournal } from "../../state/journal.ts";
 import { failedAttempts, recordAttempt } from "../../state/tasks.ts";
 import type { ExecutorEvent, ExecutorState } from "../../task/executor.ts";
@@ -57,6 +58,7 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
   }
   await saveAgentReport(journal, runDir);
   await savePaperwork(wt, runDir);
+  failpoint("after-report-saved");
   let { outcome, failure } = journal;
   if (!outcome) {
     const own = await readAgentReport(runDir, brief);

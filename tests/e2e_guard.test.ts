@@ -106,6 +106,27 @@ Deno.test("an agent that leaves a merge half done gets a HOLD saying so; no conf
   assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "our change");
 });
 
+Deno.test("an agent that leaves git's index lock in its worktree gets a HOLD naming the file; removed, the task ships", async () => {
+  await using scene = await makeScene({ agent: "leaves-index-lock.sh" });
+  await openBrief(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const lock = join(scene.work, ".git", "worktrees", "task-1", "index.lock");
+  assert.ok(
+    poll.stderr.includes(`git's index lock is left in the worktree's git folder (${lock})`),
+    poll.stderr,
+  );
+  const hold = await readHoldFile(scene);
+  assert.ok(hold.next.includes(`remove ${lock}.`), hold.next);
+  // As the advice says: the lock goes, relay resume, and the next attempt ships.
+  await Deno.remove(lock);
+  await scene.setAgent("good.sh");
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const next = await scene.relay(["poll"]);
+  assert.equal(next.code, 0, all(next));
+  assert.match(next.stdout, /task 1 shipped/);
+});
+
 Deno.test("an agent that pushes to a remote branch other than its own gets a HOLD naming that branch", async () => {
   await using scene = await makeScene({ agent: "pushes-other.sh" });
   await openBrief(scene);

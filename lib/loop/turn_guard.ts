@@ -152,6 +152,15 @@ export async function checkAgentStayedInBounds(
         `Finish or abort it in ${journal.worktree} ("git status" there says how); the turn's commits stay kept either way.`,
       );
     }
+    // A git command of the turn stopped mid-write (the turn's time ran out, the agent was
+    // killed) leaves the index locked: every git command that writes it fails, each tick.
+    const indexLock = wtGitDir === null ? null : join(wtGitDir, "index.lock");
+    if (indexLock !== null && await Deno.lstat(indexLock).then(() => true, () => false)) {
+      problems.push(`git's index lock is left in the worktree's git folder (${indexLock})`);
+      repair.push(
+        `A git command of the turn was stopped mid-write: once no git runs in ${journal.worktree}, remove ${indexLock}.`,
+      );
+    }
     if (currentBranch(tick.repo.gitDir) !== config.main) {
       problems.push(`the primary tree is no longer on ${config.main}`);
       repair.push(

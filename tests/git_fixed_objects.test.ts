@@ -248,3 +248,36 @@ await new Git(${JSON.stringify(other)}).fetch("origin");
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Git's pathspecs mean what relay wrote, whatever GIT_*_PATHSPECS relay's environment sets; a call that sets one itself keeps it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-pathspecs-" });
+  const names = ["GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"];
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    const base = await commit(dir, "keep.txt", "a\n");
+    await commit(dir, "NEXT-STEPS.md", "b\n");
+    const head = await commit(dir, "[1].md", "c\n");
+    const git = new Git(dir);
+    for (const name of names) {
+      Deno.env.set(name, "1");
+      try {
+        // As the gate asks whether main moved by more than paperwork: ":(exclude)" is magic.
+        assert.deepEqual(
+          await git.changedPaths(base, head, [".", ":(exclude)NEXT-STEPS.md"]),
+          ["[1].md"],
+          name,
+        );
+        // A call that asks for literal paths gets them: "[1].md" is that file, not "1.md".
+        assert.equal(
+          await git.out(["ls-files", "--", "[1].md"], { env: { GIT_LITERAL_PATHSPECS: "1" } }),
+          "[1].md",
+          name,
+        );
+      } finally {
+        Deno.env.delete(name);
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -80,3 +80,33 @@ Deno.test("commitLeftovers() commits staged, changed and untracked product files
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("commitLeftovers() leaves out a git repository made inside the worktree, and one under node_modules/ as build output", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-branch-commit-nested-" });
+  try {
+    await sh(dir, "init", "--quiet", "--initial-branch=main");
+    for (const [key, value] of [["user.name", "T"], ["user.email", "t@test.invalid"]]) {
+      await sh(dir, "config", key!, value!);
+    }
+    await sh(dir, "config", "commit.gpgsign", "false");
+    await write(dir, "src/app.txt", "v1\n");
+    await sh(dir, "add", "--all");
+    await sh(dir, "commit", "--quiet", "-m", "base");
+    const base = await sh(dir, "rev-parse", "HEAD");
+    await write(dir, "src/app.txt", "v2\n");
+    for (const inner of ["web", "node_modules/dep"]) {
+      await Deno.mkdir(join(dir, inner), { recursive: true });
+      await sh(join(dir, inner), "init", "--quiet");
+      await write(dir, `${inner}/index.js`, "x\n");
+    }
+    const said: string[] = [];
+    await commitLeftovers(new Git(dir), base, "leftovers", { log: { step: (m) => said.push(m) } });
+    assert.equal(await sh(dir, "show", "--format=", "--name-only", "HEAD"), "src/app.txt");
+    assert.deepEqual(said.slice(1), [
+      "left out build output (relay never commits it for the agent): node_modules/dep/",
+      "left out a git repository the agent made inside the worktree (relay never commits one repository into another; to commit the files, remove the inner .git folder): web/",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

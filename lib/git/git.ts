@@ -24,8 +24,21 @@ const GIT_ENV: Record<string, string> = {
   // relay's diffs and the gate see other objects than the ones a push sends.
   GIT_NO_REPLACE_OBJECTS: "1",
 };
-/** Inherited variables that would point git somewhere else. */
-const GIT_UNSET = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"];
+/**
+ * Inherited variables that would point git somewhere else, or read relay's pathspecs another
+ * way (`:(exclude)…` taken for a file name): a call that wants one sets it itself.
+ */
+const GIT_UNSET = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_COMMON_DIR",
+  "GIT_PREFIX",
+  "GIT_LITERAL_PATHSPECS",
+  "GIT_GLOB_PATHSPECS",
+  "GIT_NOGLOB_PATHSPECS",
+  "GIT_ICASE_PATHSPECS",
+];
 
 /**
  * Where hooks are looked up on every call: a path under which no file can exist

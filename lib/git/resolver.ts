@@ -150,7 +150,8 @@ const SHARED_PATH =
 /**
  * What is at `<shared name>:<path>` (`refs/remotes/origin/main:REVIEWER.md`) in the
  * repository around `cwd`: the object's type ("blob", "tree" …), null when there is nothing
- * there (or no such commit), undefined when this way cannot say: then ask git as before.
+ * there (or no such commit), undefined when this way cannot say: then ask git as before. A
+ * submodule's entry is null too: git 2.39's `cat-file --batch-check` says "missing" of it.
  */
 export async function sharedPathType(
   cwd: string,

@@ -195,10 +195,12 @@ async function stageLeftovers(
   const nested: string[] = [];
   for (const { path, staged, unstaged, untracked } of byPath(entries)) {
     // With --untracked-files=all git lists untracked files one by one: a folder it lists
-    // whole ("web/") is a repository of its own.
-    if (untracked && staged === "" && path.endsWith("/")) {
+    // whole ("web/") is a repository of its own (build output first: one under node_modules/
+    // is left out as that, with no advice to commit its files).
+    const build = matcher.match(path) !== undefined;
+    if (!build && untracked && staged === "" && path.endsWith("/")) {
       nested.push(path);
-    } else if (matcher.match(path) === undefined) {
+    } else if (!build) {
       // A change staged in full is committed as it is: `git add` of a path the agent removed
       // with `git rm` (in neither the index nor the tree) would fail on a pathspec that
       // matches nothing.

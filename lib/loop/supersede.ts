@@ -359,7 +359,10 @@ async function anchorWorktree(ctx: AsideContext, run: Journal): Promise<void> {
     await wt.run(["read-tree", head], { env });
     // A git repository the agent made inside the worktree (listed whole, "web/") stays out:
     // `git add` fails on one without a commit. It stays in the worktree, which is kept.
-    const nested = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=all"]))
+    const nested = (await wt.out(
+      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+      { env },
+    ))
       .split("\0").filter((e) => e.startsWith("?? ") && e.endsWith("/"))
       .map((e) => `:(exclude,literal)${e.slice(3, -1)}`);
     await wt.run(["add", "--all", "--", ".", ...nested], { env });

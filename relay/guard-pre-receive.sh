@@ -35,6 +35,9 @@
 # pushes from anyone else's with the same access.
 
 export GIT_NO_REPLACE_OBJECTS=1
+# The pathspecs below are magic (":(top,literal)…"): an environment that tells git to read
+# pathspecs another way would make them file names, and let paperwork through.
+unset GIT_LITERAL_PATHSPECS GIT_GLOB_PATHSPECS GIT_NOGLOB_PATHSPECS GIT_ICASE_PATHSPECS
 
 say() {
   printf 'relay guard: %s\n' "$*" >&2

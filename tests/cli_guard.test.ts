@@ -197,6 +197,13 @@ Deno.test("a paperwork commit that also touches src/ is refused; so is one ridin
   const both = await push(scene, "HEAD:main");
   assert.equal(both.code, 1, all(both));
   assert.equal(await originMain(scene), before);
+  // Nor does an environment that tells git to read the hook's pathspecs as file names (a
+  // file:// push hands the pusher's environment to the hook).
+  for (const name of ["GIT_LITERAL_PATHSPECS", "GIT_ICASE_PATHSPECS"]) {
+    const literal = await push(scene, "HEAD:main", { env: { [name]: "1" } });
+    assert.equal(literal.code, 1, `${name}: ${all(literal)}`);
+  }
+  assert.equal(await originMain(scene), before);
 });
 
 Deno.test("a non-fast-forward is refused, even forced; deleting main is refused even for a person", async () => {

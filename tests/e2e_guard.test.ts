@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  AGENTS,
   all,
   brief,
   exists,
@@ -87,7 +88,18 @@ Deno.test("an agent that pushes its commit to origin main gets a HOLD naming the
   assert.deepEqual(await originRefs(scene), { ...before, "refs/heads/main": agentCommit });
 });
 
-Deno.test("an agent that leaves a merge half done gets a HOLD saying so; no conflict marker is committed or pushed", async () => {
+Deno.test("an agent that writes into relay's run folder (where relay copies its report and paperwork after the turn) gets a HOLD naming the files", async () => {
+  await using scene = await makeScene({ agent: "writes-run-folder.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(poll.stderr, /changed files that steer git or relay: .*\/report\.agent\.md/);
+  assert.match(poll.stderr, /\/worktree-paperwork\/\.relay/);
+  assert.deepEqual(await originRefs(scene), before);
+});
+
+Deno.test("an agent that leaves a merge half done gets a HOLD saying so; nothing is committed or pushed, no agent starts on it until a person finishes it", async () => {
   await using scene = await makeScene({ agent: "leaves-merge.sh" });
   await openBrief(scene);
   const before = await originRefs(scene);
@@ -95,15 +107,48 @@ Deno.test("an agent that leaves a merge half done gets a HOLD saying so; no conf
   assert.equal(poll.code, HOLD, all(poll));
   assert.match(
     poll.stderr,
-    /relay: HOLD: .*a merge is in progress in the worktree, which relay never commits half done/,
+    /relay: HOLD: .*in the worktree, a merge is in progress, which relay never commits half done/,
   );
+  const worktree = join(scene.worktrees, "task-1");
   const hold = await readHoldFile(scene);
-  assert.match(hold.next, /Finish or abort it in \S+task-1 \("git status" there says how\)/);
+  assert.ok(hold.next.includes(`Finish or undo it in ${worktree} ("git status" there`), hold.next);
   assert.deepEqual(await originRefs(scene), before);
   // The worktree is as the agent left it: the merge still open, its conflict unresolved.
-  const worktree = join(scene.worktrees, "task-1");
   assert.match(await scene.out(["status", "--porcelain"], worktree), /^UU src\/app\.txt$/m);
   assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "our change");
+
+  // relay resume with nothing repaired: the next tick HOLDs before any agent runs in it (an
+  // agent's commit would seal the merge, conflict markers and all).
+  const count = join(scene.dir, "agent-count.txt");
+  await scene.setAgent(["bash", join(AGENTS, "counted.sh"), "uncommitted.sh", "{prompt}"]);
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const again = await scene.relay(["poll"], { env: { FAKE_COUNT_FILE: count } });
+  assert.equal(again.code, HOLD, all(again));
+  assert.match(again.stderr, /HOLD: In the task worktree "\S+task-1", a merge is in progress/);
+  assert.equal(await Deno.readTextFile(count).catch(() => ""), "");
+  assert.deepEqual(await originRefs(scene), before);
+  // Once a person aborts the merge, the next attempt runs, and ships the branch as it is.
+  await scene.git(worktree, ["merge", "--abort"]);
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const next = await scene.relay(["poll"], { env: { FAKE_COUNT_FILE: count } });
+  assert.equal(next.code, 0, all(next));
+  assert.match(next.stdout, /task 1 shipped/);
+  assert.equal((await Deno.readTextFile(count)).split("\n").filter((l) => l).length, 1);
+  assert.doesNotMatch(await scene.out(["show", "origin/task-1:src/app.txt"]), /<<<<<<</);
+});
+
+Deno.test("an agent that leaves conflicted files with no merge to name (git stash pop) gets a HOLD naming them; nothing is committed or pushed", async () => {
+  await using scene = await makeScene({ agent: "leaves-conflict.sh" });
+  await openBrief(scene);
+  const before = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.match(
+    poll.stderr,
+    /relay: HOLD: The agent left conflicted files in \S+task-1, which relay never commits: src\/app\.txt/,
+  );
+  assert.deepEqual(await originRefs(scene), before);
+  assert.doesNotMatch(await scene.out(["show", "task-1:src/app.txt"]), /<<<<<<</);
 });
 
 Deno.test("an agent that leaves git's index lock in its worktree gets a HOLD naming the file; removed, the task ships", async () => {
@@ -113,11 +158,18 @@ Deno.test("an agent that leaves git's index lock in its worktree gets a HOLD nam
   assert.equal(poll.code, HOLD, all(poll));
   const lock = join(scene.work, ".git", "worktrees", "task-1", "index.lock");
   assert.ok(
-    poll.stderr.includes(`git's index lock is left in the worktree's git folder (${lock})`),
+    poll.stderr.includes(
+      `in the worktree, git's index lock is left in its git folder (${lock}): a git command was stopped mid-write`,
+    ),
     poll.stderr,
   );
   const hold = await readHoldFile(scene);
-  assert.ok(hold.next.includes(`remove ${lock}.`), hold.next);
+  assert.match(hold.next, /a stale index\.lock goes once no git runs there/);
+  // Resumed with the lock still there: a HOLD again, before any agent runs.
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  const again = await scene.relay(["poll"]);
+  assert.equal(again.code, HOLD, all(again));
+  assert.ok(again.stderr.includes(`git's index lock is left in its git folder (${lock})`));
   // As the advice says: the lock goes, relay resume, and the next attempt ships.
   await Deno.remove(lock);
   await scene.setAgent("good.sh");

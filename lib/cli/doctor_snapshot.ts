@@ -387,7 +387,8 @@ export async function gather(
   const buildOutput: Snapshot["buildOutput"] = [];
   for (const tree of [repo.root, ...present.map((w) => w.path)]) {
     const out = await new Git(tree).run(
-      ["status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+      // A look, never an index write: a turn's agent, or its guard, may be at work there.
+      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
       { allowFail: true },
     );
     if (out.code !== 0) continue;

@@ -10,6 +10,8 @@ import { copyRedacted, redact } from "../proc/redact.ts";
 import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output.ts";
 import { describePaths } from "./build_output.ts";
 import type { Log } from "../proc/log.ts";
+import { HoldError } from "../errors.ts";
+import { REPAIR_UNFINISHED } from "./worktree.ts";
 
 /** Paths relay names to git are file names, never patterns (a brief named "[1].md"). */
 const LITERAL = { env: { GIT_LITERAL_PATHSPECS: "1" } };
@@ -88,6 +90,17 @@ export async function commitLeftovers(
   const entries = statusEntries(
     await wt.out(["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"]),
   );
+  // A conflict nobody resolved (a `git stash pop` or `checkout -m` leaves one with no merge to
+  // name): committed, it would put the conflict markers on the branch.
+  const conflicted = entries.filter((e) => e.staged === "U").map((e) => e.path);
+  if (conflicted.length) {
+    throw new HoldError(
+      `The agent left conflicted files in ${wt.cwd}, which relay never commits: ${
+        listPaths(conflicted)
+      }`,
+      `Resolve them there (${REPAIR_UNFINISHED}), then run "relay resume". relay pushed nothing; the turn's commits are kept under refs/relay/anchors/.`,
+    );
+  }
   const product: StatusEntry[] = [];
   for (const entry of entries) {
     if (!isPaperwork(entry.path)) product.push(entry);

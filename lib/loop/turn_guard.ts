@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { Git } from "../git/git.ts";
-import { currentBranch, operationInProgress } from "../git/discover.ts";
+import { currentBranch } from "../git/discover.ts";
 import { fileHash, sha256 } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
@@ -26,6 +26,7 @@ import {
   markTurn,
   turnCommits,
 } from "./turn_anchors.ts";
+import { REPAIR_UNFINISHED, unfinishedGit } from "./worktree.ts";
 import type { ExecContext } from "./effects/context.ts";
 import { ready } from "./effects/context.ts";
 
@@ -143,23 +144,13 @@ export async function checkAgentStayedInBounds(
       );
     }
     // A merge left half done (conflicts and all): committing the leftovers would make it a
-    // merge commit with the conflict markers in it.
+    // merge commit with the conflict markers in it. Git's index lock, left by a git command of
+    // the turn stopped mid-write: every git command that writes the index fails, each tick.
     const wtGitDir = await worktreeGitDir(journal.worktree);
-    const op = wtGitDir === null ? null : operationInProgress(wtGitDir);
-    if (op !== null) {
-      problems.push(`${op} is in progress in the worktree, which relay never commits half done`);
-      repair.push(
-        `Finish or abort it in ${journal.worktree} ("git status" there says how); the turn's commits stay kept either way.`,
-      );
-    }
-    // A git command of the turn stopped mid-write (the turn's time ran out, the agent was
-    // killed) leaves the index locked: every git command that writes it fails, each tick.
-    const indexLock = wtGitDir === null ? null : join(wtGitDir, "index.lock");
-    if (indexLock !== null && await Deno.lstat(indexLock).then(() => true, () => false)) {
-      problems.push(`git's index lock is left in the worktree's git folder (${indexLock})`);
-      repair.push(
-        `A git command of the turn was stopped mid-write: once no git runs in ${journal.worktree}, remove ${indexLock}.`,
-      );
+    const unfinished = wtGitDir === null ? null : await unfinishedGit(wtGitDir);
+    if (unfinished !== null) {
+      problems.push(`in the worktree, ${unfinished}`);
+      repair.push(`Finish or undo it in ${journal.worktree} (${REPAIR_UNFINISHED}).`);
     }
     if (currentBranch(tick.repo.gitDir) !== config.main) {
       problems.push(`the primary tree is no longer on ${config.main}`);

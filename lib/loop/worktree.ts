@@ -186,6 +186,32 @@ export async function ensureWorktree(
 export const SPARE_WORKTREE = "spare";
 
 /**
+ * What git left unfinished in a worktree's git folder that a commit there would seal or trip
+ * on, read from the files (no process): an operation in progress (a merge with its conflicts, a
+ * rebase …), or git's index lock, left by a git command stopped mid-write. Null when neither.
+ */
+export async function unfinishedGit(gitDir: string): Promise<string | null> {
+  const op = operationInProgress(gitDir);
+  if (op !== null) return `${op} is in progress, which relay never commits half done`;
+  const lock = join(gitDir, "index.lock");
+  return await exists(lock)
+    ? `git's index lock is left in its git folder (${lock}): a git command was stopped mid-write`
+    : null;
+}
+
+/** How a person finishes what unfinishedGit or conflictedFiles found. */
+export const REPAIR_UNFINISHED =
+  `"git status" there says how; a stale index.lock goes once no git runs there`;
+
+/** Paths `git ls-files -u` lists: files with a conflict nobody resolved. */
+export async function conflictedFiles(wt: Git): Promise<string[]> {
+  const out = await wt.out(["ls-files", "-u", "-z"]);
+  return [
+    ...new Set(out.split("\0").filter((e) => e.includes("\t")).map((e) => e.split("\t")[1]!)),
+  ];
+}
+
+/**
  * What a plain `git status` does not show but would carry over into the next use of a
  * reused checkout: an operation in progress (a merge, a rebase …) or index entries git is
  * told not to look at (`update-index --assume-unchanged` / `--skip-worktree`, under which

@@ -79,6 +79,12 @@ export interface Journal {
   head?: string;
   pr?: string;
   paperworkCommit?: string;
+  /**
+   * When the turn's guard passed (ISO). The turn is judged then and nothing of it runs any
+   * more, so a tick killed after that does not judge it again: relay's own copies of the
+   * agent's report in the run folder, made right after, would look like the agent's doing.
+   */
+  guarded?: string;
   updated: string;
 }
 

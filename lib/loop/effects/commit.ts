@@ -11,7 +11,7 @@ import { confirmLease } from "../../git/lease_guard.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";
 import { anchorRef } from "../../state/paths.ts";
 import { failpoint } from "../../state/failpoint.ts";
-import { archiveJournal } from "../../state/journal.ts";
+import { archiveJournal, writeJournal } from "../../state/journal.ts";
 import { failedAttempts, recordAttempt } from "../../state/tasks.ts";
 import type { ExecutorEvent, ExecutorState } from "../../task/executor.ts";
 import { judgeTurn } from "../../task/judge.ts";
@@ -32,8 +32,11 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
   // journaled, and the next tick that holds the lease settles it from the remote
   // (lib/loop/supersede.ts): not counted as failed when the task went on without it.
   await confirmLease();
-  const held = await checkAgentStayedInBounds(tick, journal);
-  if (held) return { kind: "held", ...held };
+  if (!journal.guarded) {
+    const held = await checkAgentStayedInBounds(tick, journal);
+    if (held) return { kind: "held", ...held };
+    await writeJournal(tick.state.journal, { ...journal, guarded: new Date().toISOString() });
+  }
   const runDir = join(tick.state.runs, journal.runId);
   const wt = new Git(journal.worktree, config.timeouts.networkMs);
   // Strict mode: the author writes files, relay commits them. A turn that moved HEAD

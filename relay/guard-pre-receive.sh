@@ -54,7 +54,7 @@ short() {
   printf '%.12s' "$1"
 }
 
-main=$(git config --get relay.main 2>/dev/null) || main=
+main=$(git config --local --get relay.main 2>/dev/null) || main=
 [ -n "$main" ] || main=main
 pusher=${GL_USER:-${REMOTE_USER:-$(id -un 2>/dev/null)}}
 updates=$(cat)
@@ -62,7 +62,7 @@ updates=$(cat)
 # True when the pusher is listed in relay.person.
 listed() {
   [ -n "$pusher" ] || return 1
-  git config --get-all relay.person 2>/dev/null | {
+  git config --local --get-all relay.person 2>/dev/null | {
     while IFS= read -r person; do
       [ "$person" = "$pusher" ] && exit 0
     done

@@ -368,6 +368,17 @@ Deno.test("split machines: a run killed after its agent's turn, before relay loo
   assert.equal(await Deno.readTextFile(join(moved, "web", "index.html")), "hello\n");
 });
 
+Deno.test("split machines: a run killed after its guard passed (relay's copies of the agent's report made) is set aside, the copies not taken for the agent's doing", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { a, b, c, launches } = await briefs(scene, ["Guarded turn"]);
+  await killA(scene, a, "report-saved");
+  await step(scene, c, "poll", /task 1 shipped/);
+  await step(scene, b, "review", /task 1 merged/);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  await assertSetAside(scene, a, SET_ASIDE.exec(back.stdout)![1]!);
+  assert.deepEqual(await launched(launches), ["task 1 A", "task 1 C"]);
+});
+
 Deno.test("split machines: a run whose agent a killed tick left running is set aside with that agent stopped first", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   const { a, b, c, launches } = await briefs(scene, ["Orphan"]);

@@ -98,7 +98,7 @@ export async function commitLeftovers(
       `The agent left conflicted files in ${wt.cwd}, which relay never commits: ${
         listPaths(conflicted)
       }`,
-      `Resolve them there (${REPAIR_UNFINISHED}), then run "relay resume". relay pushed nothing; the turn's commits are kept under refs/relay/anchors/.`,
+      `Resolve them there (${REPAIR_UNFINISHED}). relay pushed nothing; the turn's commits are kept under refs/relay/anchors/.`,
     );
   }
   const product: StatusEntry[] = [];

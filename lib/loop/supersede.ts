@@ -306,7 +306,9 @@ async function requireUntouchedControls(
   run: Journal,
   marker: AsideMarker,
 ): Promise<void> {
-  if (!run.control || stepIndex(run.step) >= stepIndex("committed")) return;
+  // A run whose guard passed was judged: what changed in its run folder since is relay's own
+  // copies of the agent's report and paperwork.
+  if (!run.control || run.guarded || stepIndex(run.step) >= stepIndex("committed")) return;
   const now = await controlFiles(
     await executorScope({
       commonDir: ctx.repo.commonDir,

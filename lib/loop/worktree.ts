@@ -118,11 +118,24 @@ export async function ensureWorktree(
         { recheck: true },
       );
     }
+    // What git left unfinished first: a rebase in progress also leaves HEAD detached, and
+    // "switch back" is advice git refuses then. An agent started on any of it would commit the
+    // conflict, or fail on the lock, attempt after attempt.
+    const gitDir = await worktreeGitDir(path);
+    const unfinished = gitDir === null ? null : await unfinishedGit(gitDir);
+    if (unfinished !== null) throw unfinishedHold(path, unfinished);
     if (here.branch !== branch) {
       throw new HoldError(
         `The task worktree "${path}" is on "${here.branch ?? "a detached HEAD"}", not "${branch}"`,
         `Check out "${branch}" there (git -C "${path}" switch ${branch}) or move the folder aside, then rerun (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
         { recheck: true },
+      );
+    }
+    const conflicted = await conflictedFiles(new Git(path));
+    if (conflicted.length) {
+      throw unfinishedHold(
+        path,
+        `conflicted files are in it, which relay never commits: ${conflicted.join(", ")}`,
       );
     }
     return "reused";
@@ -197,6 +210,15 @@ export async function unfinishedGit(gitDir: string): Promise<string | null> {
   return await exists(lock)
     ? `git's index lock is left in its git folder (${lock}): a git command was stopped mid-write`
     : null;
+}
+
+/** A reused task worktree holds `why`: rechecked every tick, no agent starts there meanwhile. */
+function unfinishedHold(path: string, why: string): HoldError {
+  return new HoldError(
+    `In the task worktree "${path}", ${why}`,
+    `Finish or undo it there (${REPAIR_UNFINISHED}); the next tick carries on by itself once it is done (relay keeps the commits of every agent turn under refs/relay/anchors/).`,
+    { recheck: true },
+  );
 }
 
 /** How a person finishes what unfinishedGit or conflictedFiles found. */

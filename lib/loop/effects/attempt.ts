@@ -26,15 +26,8 @@ import type { ExecutorForge } from "../../forge/types.ts";
 import type { BriefView, ExecutorEvent, ExecutorState } from "../../task/executor.ts";
 import { promoteNext, retireFixBrief } from "../promote.ts";
 import { mergedIntoMain } from "../merged.ts";
-import {
-  checkWorktreeRoot,
-  conflictedFiles,
-  ensureWorktree,
-  REPAIR_UNFINISHED,
-  unfinishedGit,
-  worktreeRootOf,
-} from "../worktree.ts";
-import { controlFiles, executorScope, markRemoteLogs, worktreeGitDir } from "../guard.ts";
+import { checkWorktreeRoot, ensureWorktree, worktreeRootOf } from "../worktree.ts";
+import { controlFiles, executorScope, markRemoteLogs } from "../guard.ts";
 import { markWorktree, primaryFiles } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
 import { applyTaskConfig, freezeTask, requireFrozenProgram } from "./freeze.ts";
@@ -214,10 +207,6 @@ export async function prepareAttempt(
     });
     tick.log.step(`task ${brief.task}: worktree ${how} at ${worktree} on ${brief.branch}`);
     const wt = new Git(worktree, config.timeouts.networkMs);
-    // A worktree left with a merge half done, conflicted files or git's index lock (a HOLD
-    // said so, and nobody has repaired it yet): an agent started there would commit the
-    // conflict, or fail on the lock, attempt after attempt.
-    if (how === "reused") await requireWorkable(wt);
     const before = await wt.head();
     await primary.updateRef(
       anchorRef(brief.task, runId, "before"),
@@ -339,27 +328,6 @@ export async function retireFix(tick: Tick, why: string): Promise<ExecutorEvent>
       ? `promoted task ${next.task} into ${BRIEF_FILE}`
       : next.message,
   };
-}
-
-/**
- * HOLDs (no attempt counted, rechecked every tick) when a reused task worktree holds what an
- * agent's turn must not start on: what unfinishedGit reads, or conflicted files.
- */
-async function requireWorkable(wt: Git): Promise<void> {
-  const gitDir = await worktreeGitDir(wt.cwd);
-  let why = gitDir === null ? null : await unfinishedGit(gitDir);
-  if (why === null) {
-    const conflicted = await conflictedFiles(wt);
-    if (conflicted.length) {
-      why = `conflicted files are in it, which relay never commits: ${conflicted.join(", ")}`;
-    }
-  }
-  if (why === null) return;
-  throw new HoldError(
-    `In the task worktree "${wt.cwd}", ${why}`,
-    `Finish or undo it there (${REPAIR_UNFINISHED}), then run "relay resume". relay keeps the commits of every agent turn under refs/relay/anchors/.`,
-    { recheck: true },
-  );
 }
 
 /**

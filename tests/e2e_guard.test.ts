@@ -15,6 +15,7 @@ import {
   exists,
   makeScene,
   originRefs,
+  type RelayResult,
   type Scene,
   stateDir,
 } from "./helpers/scene.ts";
@@ -57,6 +58,19 @@ async function agentStarted(scene: Scene): Promise<void> {
   throw new Error("the agent never started");
 }
 
+/**
+ * The first poll of an open brief: a HOLD, with nothing pushed (the remote's refs as before).
+ * Returns it for the test to read what the HOLD says.
+ */
+async function heldPoll(scene: Scene): Promise<RelayResult> {
+  await openBrief(scene);
+  const before = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  assert.deepEqual(await originRefs(scene), before);
+  return poll;
+}
+
 async function queue(scene: Scene, text: string): Promise<string> {
   const res = await scene.relay(["inbox", "add", "--json", "-"], { stdin: text });
   assert.equal(res.code, 0, all(res));
@@ -90,21 +104,15 @@ Deno.test("an agent that pushes its commit to origin main gets a HOLD naming the
 
 Deno.test("an agent that writes into relay's run folder (where relay copies its report and paperwork after the turn) gets a HOLD naming the files", async () => {
   await using scene = await makeScene({ agent: "writes-run-folder.sh" });
-  await openBrief(scene);
-  const before = await originRefs(scene);
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  const poll = await heldPoll(scene);
   assert.match(poll.stderr, /changed files that steer git or relay: .*\/report\.agent\.md/);
   assert.match(poll.stderr, /\/worktree-paperwork\/\.relay/);
-  assert.deepEqual(await originRefs(scene), before);
 });
 
 Deno.test("an agent that leaves a merge half done gets a HOLD saying so; nothing is committed or pushed, no agent starts on it until a person finishes it", async () => {
   await using scene = await makeScene({ agent: "leaves-merge.sh" });
-  await openBrief(scene);
+  const poll = await heldPoll(scene);
   const before = await originRefs(scene);
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
   assert.match(
     poll.stderr,
     /relay: HOLD: .*in the worktree, a merge is in progress, which relay never commits half done/,
@@ -112,7 +120,6 @@ Deno.test("an agent that leaves a merge half done gets a HOLD saying so; nothing
   const worktree = join(scene.worktrees, "task-1");
   const hold = await readHoldFile(scene);
   assert.ok(hold.next.includes(`Finish or undo it in ${worktree} ("git status" there`), hold.next);
-  assert.deepEqual(await originRefs(scene), before);
   // The worktree is as the agent left it: the merge still open, its conflict unresolved.
   assert.match(await scene.out(["status", "--porcelain"], worktree), /^UU src\/app\.txt$/m);
   assert.equal(await scene.out(["log", "-1", "--format=%s", "task-1"]), "our change");
@@ -139,23 +146,17 @@ Deno.test("an agent that leaves a merge half done gets a HOLD saying so; nothing
 
 Deno.test("an agent that leaves conflicted files with no merge to name (git stash pop) gets a HOLD naming them; nothing is committed or pushed", async () => {
   await using scene = await makeScene({ agent: "leaves-conflict.sh" });
-  await openBrief(scene);
-  const before = await originRefs(scene);
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  const poll = await heldPoll(scene);
   assert.match(
     poll.stderr,
     /relay: HOLD: The agent left conflicted files in \S+task-1, which relay never commits: src\/app\.txt/,
   );
-  assert.deepEqual(await originRefs(scene), before);
   assert.doesNotMatch(await scene.out(["show", "task-1:src/app.txt"]), /<<<<<<</);
 });
 
 Deno.test("an agent that leaves git's index lock in its worktree gets a HOLD naming the file; removed, the task ships", async () => {
   await using scene = await makeScene({ agent: "leaves-index-lock.sh" });
-  await openBrief(scene);
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  const poll = await heldPoll(scene);
   const lock = join(scene.work, ".git", "worktrees", "task-1", "index.lock");
   assert.ok(
     poll.stderr.includes(
@@ -228,27 +229,17 @@ Deno.test("an agent that plants core.fsmonitor in .git/config gets a HOLD naming
 
 Deno.test("an agent that writes a PASS into its task's record under .git/relay gets a HOLD naming the file", async () => {
   await using scene = await makeScene({ agent: "forges-verdict.sh" });
-  await openBrief(scene);
-  const before = await originRefs(scene);
-
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  const poll = await heldPoll(scene);
   assert.match(
     poll.stderr,
     /relay: HOLD: .*steer git or relay: \.git\/relay\/tasks\/1\.json/,
   );
-  assert.deepEqual(await originRefs(scene), before);
 });
 
 Deno.test("an agent that writes relay's git note (a forged PASS for its head) gets a HOLD naming the notes ref; nothing is pushed", async () => {
   await using scene = await makeScene({ agent: "forges-note.sh" });
-  await openBrief(scene);
-  const before = await originRefs(scene);
-
-  const poll = await scene.relay(["poll"]);
-  assert.equal(poll.code, HOLD, all(poll));
+  const poll = await heldPoll(scene);
   assert.match(poll.stderr, /relay: HOLD: .*steer git or relay: \.git\/refs\/notes\/relay/);
-  assert.deepEqual(await originRefs(scene), before);
 });
 
 Deno.test("an agent that rewrites a queued brief in the inbox gets a HOLD naming it", async () => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { Git } from "../lib/git/git.ts";
 import { commitLeftovers } from "../lib/loop/branch_commit.ts";
-import { git as sh } from "./helpers/git_env.ts";
+import { git as sh, initRepo } from "./helpers/git_env.ts";
 
 async function write(dir: string, path: string, text: string): Promise<void> {
   await Deno.mkdir(dirname(join(dir, path)), { recursive: true });
@@ -18,11 +18,7 @@ async function write(dir: string, path: string, text: string): Promise<void> {
 Deno.test("commitLeftovers() commits staged, changed and untracked product files, leaves build output, commits a build file's removal, and puts the paperwork back", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-branch-commit-" });
   try {
-    await sh(dir, "init", "--quiet", "--initial-branch=main");
-    for (const [key, value] of [["user.name", "T"], ["user.email", "t@test.invalid"]]) {
-      await sh(dir, "config", key!, value!);
-    }
-    await sh(dir, "config", "commit.gpgsign", "false");
+    await initRepo(dir);
     await write(dir, "src/app.txt", "v1\n");
     await write(dir, "src/old.txt", "old\n");
     await write(dir, "COWORK-STATUS.md", "Task: 0\n");
@@ -84,11 +80,7 @@ Deno.test("commitLeftovers() commits staged, changed and untracked product files
 Deno.test("commitLeftovers() leaves out a git repository made inside the worktree, and one under node_modules/ as build output", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-branch-commit-nested-" });
   try {
-    await sh(dir, "init", "--quiet", "--initial-branch=main");
-    for (const [key, value] of [["user.name", "T"], ["user.email", "t@test.invalid"]]) {
-      await sh(dir, "config", key!, value!);
-    }
-    await sh(dir, "config", "commit.gpgsign", "false");
+    await initRepo(dir);
     await write(dir, "src/app.txt", "v1\n");
     await sh(dir, "add", "--all");
     await sh(dir, "commit", "--quiet", "-m", "base");

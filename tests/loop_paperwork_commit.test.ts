@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { HoldError } from "../lib/errors.ts";
 import { Git } from "../lib/git/git.ts";
 import { commitPaperwork, pushMain } from "../lib/loop/paperwork.ts";
-import { git as sh } from "./helpers/git_env.ts";
+import { git as sh, identify } from "./helpers/git_env.ts";
 
 class RecordingGit extends Git {
   readonly ran: string[] = [];
@@ -26,10 +26,7 @@ async function clone(): Promise<{ dir: string; work: string } & AsyncDisposable>
   await sh(dir, "init", "--quiet", "--bare", "--initial-branch=main", "origin.git");
   await sh(dir, "clone", "--quiet", `file://${join(dir, "origin.git")}`, "work");
   // relay's git reads the identity from the repository here (no global config in a test).
-  for (const [key, value] of [["user.name", "T"], ["user.email", "t@test.invalid"]]) {
-    await sh(work, "config", key!, value!);
-  }
-  await sh(work, "config", "commit.gpgsign", "false");
+  await identify(work);
   await Deno.writeTextFile(join(work, "NEXT-STEPS.md"), "Status: OPEN\nTask: 1\n");
   await Deno.writeTextFile(join(work, "COWORK-STATUS.md"), "Task: 0\n");
   await Deno.writeTextFile(join(work, "app.txt"), "app\n");

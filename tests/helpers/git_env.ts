@@ -11,6 +11,22 @@ export const GIT_ENV: Readonly<Record<string, string>> = {
   GIT_CONFIG_GLOBAL: "/dev/null",
 };
 
+/**
+ * A new repository on main whose own config names the committer: relay's Git (which reads
+ * the environment a test runs in, no global config here) commits in it as T.
+ */
+export async function initRepo(dir: string): Promise<void> {
+  await git(dir, "init", "--quiet", "--initial-branch=main");
+  await identify(dir);
+}
+
+/** Names the committer in a repository's own config (see initRepo), unsigned. */
+export async function identify(dir: string): Promise<void> {
+  await git(dir, "config", "user.name", "T");
+  await git(dir, "config", "user.email", "t@test.invalid");
+  await git(dir, "config", "commit.gpgsign", "false");
+}
+
 export async function git(cwd: string, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("git", {
     args,

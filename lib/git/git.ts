@@ -148,10 +148,10 @@ export class Git {
   constructor(readonly cwd: string, readonly networkTimeoutMs = NETWORK_TIMEOUT_MS) {}
 
   /**
-   * Answers about objects named by a full id (a commit's tree, a file at a commit), kept for
-   * this Git's life: a review tick asks for the same ones turn after turn.
+   * Answers about objects named by full ids (a commit's tree, a file at a commit, a merge of
+   * two commits), kept for this Git's life: a review tick asks for the same ones turn after turn.
    */
-  readonly #fixed = new Map<string, Promise<string>>();
+  readonly #fixed = new Map<string, Promise<unknown>>();
 
   /**
    * `<commit>:<path>` names that `git cat-file --batch` said are not in a commit it found: a
@@ -160,18 +160,29 @@ export class Git {
   readonly #absent = new Set<string>();
 
   /**
-   * Exit codes and output of questions about commits named by full ids (see `#settled`),
-   * kept for this Git's life like `#fixed`.
+   * `read`'s answer for `key`, read once for this Git's life. A failure (no such file, git could
+   * not run), or a value `kept` refuses, is not an answer to keep: asked again next time.
    */
-  readonly #settledRuns = new Map<string, Promise<RunResult>>();
+  #once<T>(
+    key: string,
+    read: () => Promise<T>,
+    kept: (value: T) => boolean = () => true,
+  ): Promise<T> {
+    let answer = this.#fixed.get(key) as Promise<T> | undefined;
+    if (answer === undefined) {
+      answer = read();
+      this.#fixed.set(key, answer);
+      answer.then((value) => kept(value) || this.#fixed.delete(key), () => this.#fixed.delete(key));
+    }
+    return answer;
+  }
 
   /**
    * `run` for a question whose answer depends only on the commits `revs` names (a merge of
    * two commits, whether one is an ancestor of the other): objects never change, so when every
-   * rev is a full id the answer is asked of git once for this Git's life, and kept when `answer`
-   * says it is one (not when git could not run or lacks an object not fetched yet: asked again).
-   * A review tick asks the finish stage's, the gate's and the merge's question of the same two
-   * commits.
+   * rev is a full id it is asked once (#once), and kept when `answer` says it is one (not when
+   * git could not run or lacks an object not fetched yet). A review tick asks the finish
+   * stage's, the gate's and the merge's question of the same two commits.
    */
   #settled(
     args: readonly string[],
@@ -179,29 +190,9 @@ export class Git {
     answer: (res: RunResult) => boolean,
   ): Promise<RunResult> {
     const ask = () => this.run(args, { allowFail: true });
-    if (!revs.every((r) => FULL_ID.test(r))) return ask();
-    const key = args.join("\0");
-    let asked = this.#settledRuns.get(key);
-    if (asked === undefined) {
-      asked = ask();
-      this.#settledRuns.set(key, asked);
-      asked.then(
-        (res) => answer(res) || this.#settledRuns.delete(key),
-        () => this.#settledRuns.delete(key),
-      );
-    }
-    return asked;
-  }
-
-  #once(key: string, read: () => Promise<string>): Promise<string> {
-    let answer = this.#fixed.get(key);
-    if (answer === undefined) {
-      answer = read();
-      this.#fixed.set(key, answer);
-      // A failure (no such file, git could not run) is not an answer to keep.
-      answer.catch(() => this.#fixed.delete(key));
-    }
-    return answer;
+    return revs.every((r) => FULL_ID.test(r))
+      ? this.#once(`run\0${args.join("\0")}`, ask, answer)
+      : ask();
   }
 
   /**

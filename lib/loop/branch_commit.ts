@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import type { Git } from "../git/git.ts";
-import { PAPERWORK_PATHS, WORKTREE_PAPERWORK } from "../state/paths.ts";
+import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { copyRedacted, redact } from "../proc/redact.ts";
 import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output.ts";
 import { describePaths } from "./build_output.ts";
@@ -36,7 +36,7 @@ export async function savePaperwork(wt: Git, saveDir: string): Promise<string[]>
     if (entry.length < 4) continue;
     const path = entry.slice(3);
     try {
-      const dest = join(saveDir, WORKTREE_PAPERWORK, path);
+      const dest = join(saveDir, "worktree-paperwork", path);
       await Deno.mkdir(join(dest, ".."), { recursive: true });
       await copyRedacted(join(wt.cwd, path), dest);
       saved.push(path);

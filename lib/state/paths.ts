@@ -77,11 +77,6 @@ export const REVIEW_PROCEDURES: readonly string[] = [null, "polish", "docs", "se
 /** Paths that are paperwork: never on a task branch, committed to main on their own. */
 export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
 
-/** In a run's folder: the agent's report, as relay copied it from the worktree after the turn. */
-export const AGENT_REPORT = "report.agent.md";
-/** In a run's folder: the paperwork the agent changed in its worktree, copied after the turn. */
-export const WORKTREE_PAPERWORK = "worktree-paperwork";
-
 /**
  * The paperwork relay itself commits to main (lib/loop/paperwork.ts commitPaperwork is its one
  * commit there): the brief, the report and the inbox. The rest of `.relay/` (config.yaml, the

@@ -10,7 +10,7 @@ import { Git } from "../../git/git.ts";
 import { checkReport } from "../../protocol/honesty.ts";
 import { parseReport } from "../../protocol/report.ts";
 import type { Brief, Evidence, Report } from "../../protocol/types.ts";
-import { AGENT_REPORT, REPORT_FILE } from "../../state/paths.ts";
+import { REPORT_FILE } from "../../state/paths.ts";
 import type { Journal } from "../../state/journal.ts";
 import { readJson, readTextOrNull, writeJson } from "../../state/json_file.ts";
 import { readRound } from "../../state/tasks.ts";
@@ -19,6 +19,8 @@ import { copyRedacted } from "../../proc/redact.ts";
 import { runBar, truncateOutput } from "../../bar/run.ts";
 import { disagreements } from "../evidence.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
+
+const AGENT_REPORT = "report.agent.md";
 
 /** Keeps the report the agent wrote in the worktree (changed since the turn began) in the run folder. */
 export async function saveAgentReport(journal: Journal, runDir: string): Promise<void> {

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { HoldError } from "../errors.ts";
 import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
 import { discoverRepo } from "../git/discover.ts";
+import { fileSize, reflogShas } from "./turn_anchors.ts";
 import {
   classifyPush,
   describePush,
@@ -247,6 +248,14 @@ export async function commitPaperwork(
   if (listed.length === 0 && await unchanged()) return await primary.head();
   if (listed.length) await primary.run(["add", "--all", "--", ...paths]);
   const commit = ["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths];
+  // Where HEAD's reflog stands: the commit's own line is read after it.
+  const headLog = join(
+    discoverRepo(primary.cwd)?.gitDir ?? join(primary.cwd, ".git"),
+    "logs",
+    "HEAD",
+  );
+  const mark = await fileSize(headLog);
+  const since = Math.floor(Date.now() / 1000);
   if ((await primary.run(commit, { allowFail: true })).code !== 0) {
     // Nothing staged after all (a change in the index that the file written just now undoes):
     // as when nothing was listed. Anything else fails as the commit fails.
@@ -257,11 +266,13 @@ export async function commitPaperwork(
     await primary.run(commit);
   }
   const made = await primary.head();
-  // What it was made on, as git recorded the commit: not HEAD as read before, which a commit
-  // of someone else's in the primary tree meanwhile would have moved under it.
-  const parent = await parentFromReflog(primary.cwd, made);
-  if (parent !== null) madeHere.set(primary.cwd, { commit: made, parent });
-  else madeHere.delete(primary.cwd);
+  // What it was made on, as git recorded the commit: the one move of HEAD since the mark. Not
+  // HEAD as read before, which someone else's commit in the primary tree meanwhile would have
+  // moved under it (then there are two moves, and pushMain asks git).
+  const moves = await reflogShas(headLog, mark, since);
+  if (moves.length === 2 && moves[1] === made) {
+    madeHere.set(primary.cwd, { commit: made, parent: moves[0]! });
+  } else madeHere.delete(primary.cwd);
   return made;
 }
 
@@ -271,34 +282,6 @@ export async function commitPaperwork(
  * need not ask git what is in it when it is all that local main has over the remote's.
  */
 const madeHere = new Map<string, { commit: string; parent: string }>();
-
-/**
- * The commit HEAD was on when `commit` was made, read from the last line of HEAD's reflog in
- * `cwd` (git writes it with the commit: `<old> <new> …`), no process; null when that line is
- * not `commit`'s (another commit since) or there is no reflog.
- */
-async function parentFromReflog(cwd: string, commit: string): Promise<string | null> {
-  const gitDir = discoverRepo(cwd)?.gitDir;
-  if (!gitDir) return null;
-  let tail: string;
-  try {
-    using file = await Deno.open(join(gitDir, "logs", "HEAD"));
-    const size = (await file.stat()).size;
-    const start = Math.max(0, size - 4096);
-    await file.seek(start, Deno.SeekMode.Start);
-    const bytes = new Uint8Array(size - start);
-    let read = 0;
-    for (let n: number | null = 0; n !== null && read < bytes.length; read += n ?? 0) {
-      n = await file.read(bytes.subarray(read));
-    }
-    tail = new TextDecoder().decode(bytes.subarray(0, read));
-  } catch {
-    return null;
-  }
-  const last = /(?:^|\n)([0-9a-f]{40}(?:[0-9a-f]{24})?) ([0-9a-f]{40}(?:[0-9a-f]{24})?) [^\n]*\n?$/
-    .exec(tail);
-  return last && last[2] === commit ? last[1]! : null;
-}
 
 /** True when every commit in `range` touches only paperwork. */
 async function paperworkOnly(primary: Git, range: string): Promise<boolean> {

@@ -42,6 +42,29 @@ function safeRefName(name: string): boolean {
   return !name.split("/").some((part) => part === "" || part === "." || part === "..");
 }
 
+/** A file's bytes after `from`, or all of them when it is shorter than that (rewritten). */
+async function readAfter(
+  path: string,
+  from: number,
+): Promise<{ bytes: Uint8Array; shrank: boolean } | null> {
+  try {
+    using file = await Deno.open(path);
+    const size = (await file.stat()).size;
+    const shrank = size < from;
+    if (!shrank) await file.seek(from, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(shrank ? size : size - from);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = await file.read(bytes.subarray(read));
+      if (n === null) break;
+      read += n;
+    }
+    return { bytes: bytes.subarray(0, read), shrank };
+  } catch {
+    return null; // missing, a folder, unreadable: as readBytes
+  }
+}
+
 async function readBytes(path: string): Promise<Uint8Array | null> {
   try {
     return await Deno.readFile(path);
@@ -51,7 +74,8 @@ async function readBytes(path: string): Promise<Uint8Array | null> {
   }
 }
 
-async function fileSize(path: string): Promise<number> {
+/** The size of a file in bytes, 0 when there is none: where a reflog stands (reflogShas reads on). */
+export async function fileSize(path: string): Promise<number> {
   try {
     return (await Deno.stat(path)).size;
   } catch {
@@ -116,14 +140,15 @@ async function resolveRef(
 }
 
 /**
- * The shas a reflog recorded after `from` bytes (both sides of each move). A
- * reflog smaller than `from` was rewritten: its lines from `since` on count.
+ * The shas a reflog recorded after `from` bytes (both sides of each move, in order). A
+ * reflog smaller than `from` was rewritten: its lines from `since` on count. Only what was
+ * written after `from` is read (a primary tree's HEAD reflog grows for years).
  */
-async function reflogShas(path: string, from: number, since: number): Promise<string[]> {
-  const data = await readBytes(path);
+export async function reflogShas(path: string, from: number, since: number): Promise<string[]> {
+  const data = await readAfter(path, from);
   if (data === null) return [];
-  const shrank = data.length < from;
-  const text = new TextDecoder().decode(shrank ? data : data.subarray(from));
+  const shrank = data.shrank;
+  const text = new TextDecoder().decode(data.bytes);
   const out: string[] = [];
   for (const line of text.split("\n")) {
     const tab = line.indexOf("\t");

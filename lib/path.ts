@@ -1,8 +1,7 @@
 /**
- * File-system paths for the modules every command loads (discovering the repository, relay's
- * own files under .git/relay/, .relay/config.yaml), without `node:path`: the first `node:`
- * module a Deno process loads costs it ~15 ms, and the commands that read a lot and print
- * a verdict (`relay gate`, `relay audit`) otherwise load none. On POSIX these are node's
+ * File-system paths for all of relay, without `node:path`: the first `node:` module a Deno
+ * process loads costs it ~15 ms (deno's node layer starts: util, assert, buffer, errors …),
+ * and no command needs that layer otherwise. On POSIX these are node's
  * `path.posix` functions written out (tests/path.test.ts compares the two on many paths);
  * on Windows, with its drive letters and UNC roots, they are node's `path.win32` itself.
  */
@@ -13,6 +12,8 @@ interface PathFunctions {
   dirname(path: string): string;
   basename(path: string): string;
   isAbsolute(path: string): boolean;
+  /** The path from `from` to `to` (both resolved first): "" for the same place. */
+  relative(from: string, to: string): string;
   /** A `file:` URL's path. */
   fromFileUrl(url: URL): string;
 }
@@ -77,6 +78,13 @@ export const posix: PathFunctions = {
     return path.slice(path.lastIndexOf("/", end - 1) + 1, end);
   },
   isAbsolute: (path) => path.startsWith("/"),
+  relative(from, to) {
+    const a = posix.resolve(from).split("/").filter((s) => s !== "");
+    const b = posix.resolve(to).split("/").filter((s) => s !== "");
+    let same = 0;
+    while (same < a.length && same < b.length && a[same] === b[same]) same++;
+    return [...a.slice(same).map(() => ".."), ...b.slice(same)].join("/");
+  },
   fromFileUrl(url) {
     if (url.protocol !== "file:") throw new TypeError(`${url.href} is not a file: URL`);
     return decodeURIComponent(url.pathname);
@@ -95,6 +103,7 @@ const windows: PathFunctions | undefined = Deno.build.os === "windows"
       dirname: win32.dirname,
       basename: (path: string) => win32.basename(path),
       isAbsolute: win32.isAbsolute,
+      relative: win32.relative,
       fromFileUrl: (url: URL) => fileURLToPath(url),
     };
   })()
@@ -107,4 +116,5 @@ export const resolve = chosen.resolve;
 export const dirname = chosen.dirname;
 export const basename = chosen.basename;
 export const isAbsolute = chosen.isAbsolute;
+export const relative = chosen.relative;
 export const fromFileUrl = chosen.fromFileUrl;

@@ -43,7 +43,18 @@ Deno.test("lib/path.ts posix functions give node:path.posix's answers", () => {
         node.resolve(a, b),
         `resolve(${JSON.stringify([a, b])})`,
       );
+      assert.equal(
+        path.posix.relative(a, b),
+        node.relative(a, b),
+        `relative(${JSON.stringify([a, b])})`,
+      );
     }
+  }
+  // relative() on names that share a prefix but not a segment, and on the root.
+  for (
+    const [a, b] of [["/a/b", "/a/bc"], ["/a/bc", "/a/b"], ["/", "/a"], ["/a", "/"], ["/a", "/a"]]
+  ) {
+    assert.equal(path.posix.relative(a!, b!), node.relative(a!, b!), `relative(${a}, ${b})`);
   }
   assert.equal(path.posix.join(), node.join());
   assert.equal(path.posix.resolve(), node.resolve());

@@ -4,7 +4,7 @@
  * product change, a commit on the task branch, the verification bar run for
  * real, and an honest report with the pasted output.
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { Git } from "../git/git.ts";
 import { runCommand } from "../bar/run.ts";
 import { parseBrief } from "../protocol/brief.ts";

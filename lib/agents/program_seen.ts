@@ -4,7 +4,7 @@
  * the first line of `--version`. Recorded when a task starts and by `relay
  * probe`; strict mode compares the file's hash with the probe's.
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute } from "../path.ts";
 import type { ProgramSeen } from "../config/task_config.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import { fileHash } from "../proc/hash.ts";

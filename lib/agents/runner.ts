@@ -11,7 +11,7 @@
  * writes of its output (log, stdout copy, progress) has relay's secrets redacted.
  * The progress display and the wording of durations are progress.ts.
  */
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 import { childEnv, killGroup } from "../proc/run.ts";
 import { locate, sessionStart } from "../proc/session.ts";
 import { later } from "../proc/timer.ts";

@@ -7,7 +7,7 @@
  * record, which the turn guard watches, so it is added only while no tick
  * runs (both locks, for a moment), like relay note.
  */
-import { basename, join, resolve } from "node:path";
+import { basename, join, resolve } from "../path.ts";
 import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 

@@ -4,7 +4,7 @@
  * every step and the resulting git history shown. No AI, no network.
  */
 import { pathToFileURL } from "node:url";
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { type Context, parseCommand } from "./args.ts";
 import { Git } from "../git/git.ts";
 import { discoverRepo } from "../git/discover.ts";

@@ -4,7 +4,7 @@
  * operator profile and the environment a cron tick will have. The checks are
  * doctor_checks.ts; they see only this snapshot.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../path.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { Git } from "../git/git.ts";
 import {

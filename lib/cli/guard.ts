@@ -8,7 +8,7 @@
  * no relay. Its settings live in the bare repository's own config
  * (relay.main, relay.person), so the hook file is the same bytes everywhere.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../path.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { run } from "../proc/run.ts";
 import { shellLine, shellWord } from "../proc/shell.ts";

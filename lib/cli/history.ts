@@ -5,7 +5,7 @@
  * The page is made by history_html.ts; this reads the logs, the HOLD and the
  * pause on record, and writes.
  */
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "../path.ts";
 import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { resolve } from "../path.ts";
 import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 

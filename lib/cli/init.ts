@@ -3,7 +3,7 @@
  * anything and without committing anything — the files it writes are agent
  * instructions and config, which a person reviews and commits.
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { type Context, parseCommand, requireRepo } from "./args.ts";
 import { readTemplate } from "./templates.ts";
 import { CONFIG_FILE, INBOX_DIR } from "../state/paths.ts";

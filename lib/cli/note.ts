@@ -79,7 +79,7 @@ export async function note(args: string[], ctx: Context): Promise<number> {
  * work belongs to the task it fixes) or one queued in the inbox.
  */
 async function waitingTask(root: string, task: number): Promise<number | null> {
-  const { join } = await import("node:path");
+  const { join } = await import("../path.ts");
   const { BRIEF_FILE } = await import("../state/paths.ts");
   const text = await Deno.readTextFile(join(root, BRIEF_FILE)).catch(() => "");
   const header = (key: string) => new RegExp(`^${key}:[ \\t]*(\\d+)[ \\t]*$`, "m").exec(text)?.[1];

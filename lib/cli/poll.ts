@@ -6,7 +6,7 @@
  * imported lazily. Every other tick records how it ended in
  * `.git/relay/last-poll.json` (for `relay status`), also when it throws.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import {
   type Context,
   parseCommand,

@@ -14,7 +14,7 @@
  *   printed only (schedule_actions.ts), never installed: a person commits it,
  *   and relay's gate refuses a PR that touches CI.
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../path.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { run } from "../proc/run.ts";
 import { readTextOrNull } from "../state/json_file.ts";

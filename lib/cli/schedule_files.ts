@@ -6,7 +6,7 @@
  * schedule back (installedSchedulePath), for `relay doctor`. Light: no config,
  * no zod, no yaml.
  */
-import { basename, join } from "node:path";
+import { basename, join } from "../path.ts";
 import { InputError } from "../errors.ts";
 import { sha256 } from "../proc/hash.ts";
 import { run } from "../proc/run.ts";

@@ -1,5 +1,5 @@
 /** `relay status`: what the loop is doing and, whenever it waits, why — on one screen. */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { UsageError } from "../errors.ts";
 import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";

@@ -20,7 +20,7 @@ import {
 } from "../state/last_tick.ts";
 import { readHeaderTask } from "../protocol/status_line.ts";
 import { readJson, readTextOrNull } from "../state/json_file.ts";
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { BRIEF_FILE, REPORT_FILE } from "../state/paths.ts";
 import { HoldError } from "../errors.ts";
 import { persistHold, readHold, writeHold } from "../state/hold.ts";

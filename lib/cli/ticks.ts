@@ -6,7 +6,7 @@
  * `relay schedule` writes it as a crontab block, systemd units or launchd
  * agents. Computed in one place so they cannot drift apart.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import type { RelayCommand } from "./crontab.ts";
 

@@ -8,7 +8,7 @@
  * The file is markdown: `key: value` lines, in YAML front matter or in the
  * body, as plain lines or list items. Unknown keys are left alone.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 
 export const LEGACY_FILE = join(".review-loop", "config.md");
 

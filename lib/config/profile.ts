@@ -9,7 +9,7 @@
  * loads this module only when it cannot be sure. The Profile shape, its
  * constants and loadProfile live there, re-exported here.
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute } from "../path.ts";
 import { z } from "zod";
 import { formatDuration } from "./duration.ts";
 import { issuesToInputError } from "./issues.ts";

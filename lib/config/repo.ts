@@ -5,7 +5,7 @@
  * messages naming the line and key); the common file is read without them by
  * repo_load.ts, which loads this module only when it cannot be sure.
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute } from "../path.ts";
 import { z } from "zod";
 import { InputError } from "../errors.ts";
 import { formatDuration } from "./duration.ts";

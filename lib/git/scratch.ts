@@ -5,7 +5,7 @@
  * `git worktree prune` — never `--force` on a worktree of the user's. Only what
  * the command wrote there is lost; the commit stays where it was.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { Git } from "./git.ts";
 
 export async function inScratchCheckout<T>(

@@ -4,7 +4,7 @@
  * changes: the work stays on the branch and under refs/relay/anchors/ (a turn
  * relay's guard never looked at is anchored here, without git).
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { briefDigest } from "../protocol/brief_write.ts";
 import { readTextOrNull } from "../state/json_file.ts";

@@ -3,7 +3,7 @@
  * (product files only), and make sure the branch's net diff never touches the
  * paperwork, whatever the agent committed.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { copyRedacted, redact } from "../proc/redact.ts";

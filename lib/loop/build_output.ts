@@ -10,7 +10,7 @@
  * format), `*.so`/`*.a`/`*.dll` (prebuilt libraries), `.idea/`, `.vscode/`.
  * `coverage/` is built in at the root only (where jest, nyc and c8 write it).
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { normalizePath } from "../git/glob.ts";
 import { type BuildOutputMatcher } from "../git/build_output.ts";
 import type { Git } from "../git/git.ts";

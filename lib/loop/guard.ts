@@ -8,7 +8,7 @@
  * turn, before it starts any git process that a planted `core.fsmonitor`,
  * hook or filter would turn into the agent's program.
  */
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "../path.ts";
 import { sha256 } from "../proc/hash.ts";
 
 export interface ControlScope {

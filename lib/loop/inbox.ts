@@ -5,7 +5,7 @@
  */
 import { readHeaderTask } from "../protocol/status_line.ts";
 import { readTextOrNull } from "../state/json_file.ts";
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { InputError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { parseBrief } from "../protocol/brief.ts";

@@ -7,7 +7,7 @@
  * own record under `.git/relay/` has it, and the next tick pushes what is left.
  */
 import { HoldError } from "../errors.ts";
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { appendNote, type NoteRecord, pushNotes } from "../git/notes.ts";
 import type { PlannerEvent, PlannerState } from "../task/planner.ts";

@@ -7,7 +7,7 @@
  * kept in `.git/relay/notified.json`. A notifier that fails or runs past its
  * limit is logged; it never fails the tick.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { run } from "../proc/run.ts";
 import { redact } from "../proc/redact.ts";
 import { readJson, writeJson } from "../state/json_file.ts";

@@ -3,7 +3,7 @@
  * files, in a commit of their own, pushed without force. This is what keeps
  * status files from making two branches "conflict" when their code does not.
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { HoldError } from "../errors.ts";
 import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
 import { discoverRepo } from "../git/discover.ts";

@@ -12,7 +12,7 @@
  * record with the digest of the brief it judged: an edited brief needs a new
  * PASS; the findings section is not part of the digest.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { InputError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import type { RepoConfig } from "../config/repo_load.ts";

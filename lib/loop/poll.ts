@@ -8,7 +8,7 @@
  * other. Every step is journaled, so a tick killed anywhere is finished by
  * the next one.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { LOCK_WAIT_MS, lockHolder, waitLock } from "../state/lock.ts";
 import { BRIEF_FILE, statePaths } from "../state/paths.ts";
 import { readJournal, writeJournal } from "../state/journal.ts";

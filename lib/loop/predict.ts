@@ -6,7 +6,7 @@
  * offline (no fetch; origin/main as of the last fetch; the plain-git forge's
  * records are local, a GitHub PR is not). Nothing is written.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { HoldError } from "../errors.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { silentLog } from "../proc/log.ts";

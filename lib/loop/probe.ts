@@ -12,7 +12,7 @@
  * program it saw. Under `safety_mode: strict` the ticks refuse a role whose
  * program has no passing probe or changed since (requireProbe).
  */
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "../path.ts";
 import { ProbeError } from "../errors.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import type { ProgramSeen } from "../config/task_config.ts";

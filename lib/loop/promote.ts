@@ -3,7 +3,7 @@
  * only when no brief is open. Left uncommitted: the executor's next paperwork
  * commit carries it (the planner never commits).
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { briefSlug, writeBrief } from "../protocol/brief_write.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";

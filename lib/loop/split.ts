@@ -17,7 +17,7 @@
  * Mode `one` never comes here: the config text is checked first
  * (lib/state/machines.ts), so today's ticks load nothing more.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { RepoConfig } from "../config/repo_load.ts";
 import { formatDuration } from "../config/duration.ts";
 import type { RepoPaths } from "../git/discover.ts";

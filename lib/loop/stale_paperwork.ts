@@ -15,7 +15,7 @@
  * paperwork is ever set aside: a commit of anyone else's, or the executor's report, takes the
  * usual way (rebase, or a HOLD that says what to do).
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../path.ts";
 import { HoldError } from "../errors.ts";
 import type { Git } from "../git/git.ts";
 import type { Log } from "../proc/log.ts";

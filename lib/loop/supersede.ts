@@ -21,7 +21,7 @@
  * so a later round of the task starts from the remote's branch instead of this stale one. The
  * attempt is recorded as "superseded", which the attempt count does not count.
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../path.ts";
 import type { RepoConfig } from "../config/repo_load.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import type { Git } from "../git/git.ts";

@@ -12,7 +12,7 @@
  * what steers git (config, hooks): then relay runs no git at all and writes
  * loose ref files itself, as git would (`<common>/<ref>` holding `<sha>\n`).
  */
-import { basename, join } from "node:path";
+import { basename, join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { type Journal, stepIndex } from "../state/journal.ts";
 import { turnAnchorPrefix } from "../state/paths.ts";

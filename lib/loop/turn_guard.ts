@@ -5,7 +5,7 @@
  * the primary tree, against what the journal recorded before the turn — and
  * anchors every commit of the turn first, so no advice it gives can lose one.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { Git } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
 import { fileHash, sha256 } from "../proc/hash.ts";

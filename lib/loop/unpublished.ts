@@ -5,7 +5,7 @@
  * exists in this clone only. `relay poll` (after its fetch, when it starts an
  * attempt) and `relay status` say so in one line, with the fix.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { CONFIG_FILE } from "../state/paths.ts";
 import { gitIn, shellLine } from "../proc/shell.ts";

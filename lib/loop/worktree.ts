@@ -3,7 +3,7 @@
  * primary tree and outside `.git`, so the primary tree stays on main and
  * agents' sandboxes (which treat `.git` as read-only) can write to it.
  */
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "../path.ts";
 import { HoldError } from "../errors.ts";
 import { Git } from "../git/git.ts";
 import { operationInProgress } from "../git/discover.ts";

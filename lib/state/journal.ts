@@ -5,7 +5,7 @@
  * commit, and no second launch of an agent turn that already ended.
  */
 import { readJson, removeFile, writeJson } from "./json_file.ts";
-import { join } from "node:path";
+import { join } from "../path.ts";
 
 /** The steps of one executor attempt, in order. */
 export const STEPS = [

@@ -6,7 +6,7 @@
  * Loaded only after the idle check of `relay poll`, and kept light anyway:
  * node:path, relay's error classes, its JSON helpers and paths, nothing else.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { HoldError, InputError, ProbeError, RetryError, UsageError } from "../errors.ts";
 import { readJson, writeJson } from "./json_file.ts";
 

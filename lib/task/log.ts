@@ -13,7 +13,7 @@
  * interleave within a line. Appending loads no zod; reading validates each
  * line and loads it lazily.
  */
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { InputError } from "../errors.ts";
 import { redactor } from "../proc/redact.ts";
 import { statePaths } from "../state/paths.ts";

@@ -10,7 +10,7 @@
  * refusal can say what changed. Nothing decides from those files: the digest
  * is always computed afresh.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { sha256 } from "../../proc/hash.ts";
 import { readJson, writeJson } from "../../state/json_file.ts";
 import { addReceipt, readTask, type Verification } from "../../state/tasks.ts";

@@ -3,7 +3,7 @@
  * primary tree, the brief), look for a PR in flight, prepare an attempt
  * (worktree, anchors, the journal), and retire a fix brief whose PR is settled.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { HoldError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { currentBranch, operationInProgress } from "../../git/discover.ts";

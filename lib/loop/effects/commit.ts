@@ -4,7 +4,7 @@
  * attempt recorded; the BLOCKED run relay opens once the attempts are used up;
  * and a held run's branch checked before it is pushed.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { HoldError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { confirmLease } from "../../git/lease_guard.ts";

@@ -7,7 +7,7 @@
  * not this one. `relay resume` lets go of a held task's frozen configuration
  * (lib/loop/effects/person.ts): the way to hand it a fixed profile.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { HoldError } from "../../errors.ts";
 import type { RoleName } from "../../config/profile_load.ts";
 import { readLegacy } from "../../config/legacy.ts";

@@ -5,7 +5,7 @@
  * brief open in the primary tree, and whether an executor attempt is
  * journaled. Reports it as one fact; the decisions are lib/task/planner.ts.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { InputError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { loadRepoConfig } from "../../config/repo_load.ts";

@@ -3,7 +3,7 @@
  * does one piece of I/O and reports the fact. What comes next is
  * lib/task/person.ts's to decide.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import type { RepoPaths } from "../../git/discover.ts";
 import type { PrStatus } from "../../forge/types.ts";
 import { parseBrief } from "../../protocol/brief.ts";

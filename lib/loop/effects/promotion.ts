@@ -4,7 +4,7 @@
  * brief is opened. Shares the poll lock, so the executor's paperwork commit
  * never picks up a half-written promotion.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { buildOutputMatcher } from "../../git/build_output.ts";
 import { tryLock, waitLock } from "../../state/lock.ts";

@@ -4,7 +4,7 @@
  * DONE, report) straight to main in its own commit, pushes it, and records
  * the attempt's receipt.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { parseBrief } from "../../protocol/brief.ts";
 import { briefDigest, writeBrief } from "../../protocol/brief_write.ts";

@@ -4,7 +4,7 @@
  * the disagreements between them; or, for a run the executor could not
  * finish, relay's BLOCKED report.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { InputError } from "../../errors.ts";
 import { Git } from "../../git/git.ts";
 import { checkReport } from "../../protocol/honesty.ts";

@@ -5,7 +5,7 @@
  * destroying anything (its work kept under refs/relay/void/). The turn itself
  * is review_turn.ts.
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { FULL_ID } from "../../git/discover.ts";
 import { orphanTurn } from "../../agents/turn.ts";

@@ -9,7 +9,7 @@
  * Reports facts: voids and the verdict as they happen (through `emit`), or
  * why there is none.
  */
-import { basename, join } from "node:path";
+import { basename, join } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { confirmLease } from "../../git/lease_guard.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";

@@ -7,7 +7,7 @@
  * disposable checkout, a procedure from `.relay/` on main, a verdict; a turn
  * that changes its checkout is void. Each reports one fact, the stage's run.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { runCommand, truncateOutput } from "../../bar/run.ts";
 import { inScratchCheckout } from "../../git/scratch.ts";
 import { sameCommand } from "../../protocol/bar.ts";

@@ -5,7 +5,7 @@
  * waited for within its limit, stopped past it, or noted as ended — never
  * started a second time.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { briefDigest } from "../../protocol/brief_write.ts";
 import { executorPrompt } from "../../agents/prompt.ts";

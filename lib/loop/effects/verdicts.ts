@@ -4,7 +4,7 @@
  * sent back with a fix brief, a PR routed to a person, a PASS marked stale.
  * Each reports the fact; the review record is saved by the driver.
  */
-import { join } from "node:path";
+import { join } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { writeBrief } from "../../protocol/brief_write.ts";
 import { readHeaderTask, readStatus } from "../../protocol/status_line.ts";

@@ -1,6 +1,6 @@
 /**
  * File-system paths for all of relay, without `node:path`: the first `node:` module a Deno
- * process loads costs it ~15 ms (deno's node layer starts: util, assert, buffer, errors …),
+ * process loads costs it ~10–25 ms of CPU (deno's node layer starts: util, assert, buffer, errors …),
  * and no command needs that layer otherwise. On POSIX these are node's
  * `path.posix` functions written out (tests/path.test.ts compares the two on many paths);
  * on Windows, with its drive letters and UNC roots, they are node's `path.win32` itself.

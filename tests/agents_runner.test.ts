@@ -55,7 +55,7 @@ async function groupMembers(pgid: number): Promise<string[]> {
  * the kernel next runs it (its pipes close first, so on a busy machine relay may see the end of
  * its output a moment before the process itself is gone).
  */
-async function goneWithin(pid: number, ms = 5_000): Promise<boolean> {
+async function goneWithin(pid: number, ms = 2_000): Promise<boolean> {
   const until = Date.now() + ms;
   while (await isAlive(pid)) {
     if (Date.now() > until) return false;
@@ -65,7 +65,7 @@ async function goneWithin(pid: number, ms = 5_000): Promise<boolean> {
 }
 
 /** The group's live members once it has emptied, or after `ms` those still in it. */
-async function groupAfter(pgid: number, ms = 5_000): Promise<string[]> {
+async function groupAfter(pgid: number, ms = 2_000): Promise<string[]> {
   const until = Date.now() + ms;
   for (;;) {
     const members = await groupMembers(pgid);

@@ -246,3 +246,50 @@ export async function takesOver(scene: Scene, m: Machine, said: RegExp): Promise
   assert.match(reviewed.stdout, said, all(reviewed));
   await expire(scene, "reviewer");
 }
+
+/** How many simulated minutes `minutes` runs at most. */
+const MINUTES = 24;
+
+/**
+ * Simulated minutes: A's poll, B's review, C's poll and C's review started together, until
+ * origin/main has `merges` merges. Every tick must exit 0 without an error or a HOLD.
+ */
+export async function minutes(
+  scene: Scene,
+  machines: { a: Machine; b: Machine; c: Machine },
+  merges: number,
+  env: Record<string, string> = {},
+): Promise<{ merged: string[]; transcript: string[] }> {
+  const { a, b, c } = machines;
+  const transcript: string[] = [];
+  let merged: string[] = [];
+  for (let minute = 1; minute <= MINUTES; minute++) {
+    const ticks: [string, Promise<RelayResult>][] = [
+      ["A poll", tick(scene, a, "poll", env)],
+      ["B review", tick(scene, b, "review", env)],
+      ["C poll", tick(scene, c, "poll", env)],
+      ["C review", tick(scene, c, "review", env)],
+    ];
+    const results = await Promise.all(ticks.map(([, p]) => p));
+    for (const [i, res] of results.entries()) {
+      const name = ticks[i]![0];
+      transcript.push(`minute ${minute} ${name}: exit ${res.code} ${said(res)}`);
+      const story = `${name} in minute ${minute}: ${all(res)}\n${transcript.join("\n")}`;
+      assert.equal(res.code, 0, story);
+      assert.doesNotMatch(res.stderr, /error|HOLD/i, story);
+    }
+    merged = (await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin))
+      .split("\n").filter((l) => l !== "");
+    if (merged.length >= merges) break;
+  }
+  console.log(transcript.join("\n"));
+  return { merged, transcript };
+}
+
+/** The last line a tick said, without the time stamp (empty: it said nothing). */
+export function said(res: RelayResult): string {
+  return (res.stdout.trim().split("\n").at(-1) ?? "").replace(
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /,
+    "",
+  );
+}

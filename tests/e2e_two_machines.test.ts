@@ -174,6 +174,28 @@ Deno.test("split machines: the executor brings its tree up to origin/main fast-f
   assert.ok((await lease()).released, JSON.stringify(await lease()));
 });
 
+Deno.test("split machines: one machine's poll and review started at the same second, a brief to start: the poll starts it at once and the review follows it, neither waits out the other", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { c, launches } = await briefs(scene, ["Both ticks here"]);
+  // Cron starts both ticks of machine C together: the poll holds the poll lock for its tick and
+  // takes the review lock to prepare the attempt; the review needs both. Each waits up to 15 s
+  // for the other: had the review taken the review lock first and then waited for the poll
+  // lock, the two would wait on each other until the review gave up ("busy: relay poll is
+  // running on this machine") and the poll had lost 15 s.
+  for (let round = 1; round <= 3; round++) {
+    const [poll, review] = await Promise.all([tick(scene, c, "poll"), tick(scene, c, "review")]);
+    const story = `round ${round}\n--- poll\n${all(poll)}\n--- review\n${all(review)}`;
+    assert.equal(poll.code, 0, story);
+    assert.equal(review.code, 0, story);
+    assert.doesNotMatch(review.stdout, /busy: relay poll is running on this machine/, story);
+    assert.doesNotMatch(poll.stdout + poll.stderr, /held the review lock/, story);
+    if (/merged/.test(review.stdout)) break;
+  }
+  const merged = await scene.out(["log", "--merges", "--format=%s", "main"], scene.origin);
+  assert.match(merged, /^Merge task-1:/, merged);
+  assert.equal((await Deno.readTextFile(launches)).trim(), "task 1 C");
+});
+
 Deno.test("split machines: a HOLD on the executor machine keeps its lease, so another machine never starts the task over", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   // The agent moves main itself: a HOLD on A's records, its attempt still journaled there.

@@ -13,7 +13,7 @@
  */
 import { HoldError, LeaseLostError, RetryError } from "../errors.ts";
 import { join } from "../path.ts";
-import { LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
+import { type HeldLock, LOCK_WAIT_MS, lockHolder, tryLock, waitLock } from "../state/lock.ts";
 import { statePaths } from "../state/paths.ts";
 import { readHold } from "../state/hold.ts";
 import { writeReview } from "../state/tasks.ts";
@@ -85,6 +85,12 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
   const { pausedLine, readPause } = await import("../state/pause.ts");
   const paused = await readPause(state.pause);
   if (paused) return { kind: "paused", message: pausedLine(paused) };
+  // machines: split — the reviewer's role is leased on the remote, and its paperwork is its own.
+  const { splitConfig } = await import("./split.ts");
+  const split = await splitConfig(opts.repo.root);
+  const splitPoll = split ? await splitPollLock(state, "review") : null;
+  if (splitPoll && "busy" in splitPoll) return { kind: "busy", message: splitPoll.busy };
+  await using _poll = splitPoll;
   // A poll preparing an attempt (or a person's merge or close) holds this lock for moments:
   // wait for it. Another review holds it for a whole reviewer turn: that one is not stacked.
   await using lock = await waitLock(state.reviewLock, "review", {
@@ -102,11 +108,35 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
         }s; the next tick reviews`,
     };
   }
-  // machines: split — the reviewer's role is leased on the remote, and its paperwork is its own.
-  const { splitConfig } = await import("./split.ts");
-  const split = await splitConfig(opts.repo.root);
   if (!split) return await reviewTick(opts, state);
   return await asSplitReviewer(split, opts, state, () => reviewTick(opts, state, true));
+}
+
+/**
+ * `machines: split`: a reviewer-side command commits in the primary tree, so this machine's
+ * poll must not work there meanwhile: it holds the poll lock too. Taken before the review lock,
+ * in the order the poll tick takes them (it holds its lock for the whole tick and takes the
+ * review lock to prepare an attempt): taken the other way round, a review and a poll started
+ * together would each wait on the other until the review gave up. A poll is waited for (one
+ * that only looks, or starts an attempt, ends within moments); another review is not.
+ */
+async function splitPollLock(
+  state: ReturnType<typeof statePaths>,
+  command: string,
+): Promise<HeldLock | { busy: string }> {
+  const lock = await waitLock(state.pollLock, command, {
+    waitMs: SPLIT_POLL_WAIT_MS,
+    waitFor: (holder) => holder.command === "poll",
+  });
+  if (lock) return lock;
+  const holder = (await lockHolder(state.pollLock))?.command;
+  return {
+    busy: holder === "review"
+      ? "busy: another relay review is running"
+      : holder === "poll" || holder === undefined
+      ? "busy: relay poll is running on this machine"
+      : `busy: relay ${holder} is running on this machine`,
+  };
 }
 
 /** Results that did something on the remote: their news stands when only the paperwork waits. */
@@ -116,8 +146,7 @@ const DID: ReadonlySet<ReviewResult["kind"]> = new Set(["merged", "fix", "human"
  * `machines: split`: runs a reviewer-side command (the tick, `relay merge`, `relay accept`)
  * under the reviewer's lease on the remote, with the primary tree brought up to the remote's
  * main first and what the command left in the brief and the inbox committed and pushed after.
- * The command commits in the primary tree, so a poll of this machine must not work there
- * meanwhile: the poll lock is held too (a poll that only looks is waited for).
+ * The command commits in the primary tree: its caller holds the poll lock (splitPollLock).
  */
 async function asSplitReviewer<R extends ReviewResult>(
   split: import("../config/repo_load.ts").RepoConfig,
@@ -125,8 +154,6 @@ async function asSplitReviewer<R extends ReviewResult>(
   state: ReturnType<typeof statePaths>,
   run: () => Promise<R>,
 ): Promise<R | ReviewResult> {
-  await using poll = await waitLock(state.pollLock, "review", { waitMs: SPLIT_POLL_WAIT_MS });
-  if (!poll) return { kind: "busy", message: "busy: relay poll is running on this machine" };
   const { publishReviewerPaperwork, startReviewer } = await import("./split.ts");
   const start = await startReviewer(split, opts.repo, state, opts.log, opts.say);
   if ("busy" in start) return { kind: "busy", message: start.busy };
@@ -223,22 +250,29 @@ export async function runMerge(
   opts: ReviewOptions & { task?: number; accept?: AcceptRequest },
 ): Promise<ReviewResult & { decision?: GateDecision }> {
   const state = statePaths(opts.repo.commonDir);
-  await using lock = await tryLock(state.reviewLock, opts.accept ? opts.accept.action : "merge");
+  const command = opts.accept ? opts.accept.action : "merge";
+  const { splitConfig } = await import("./split.ts");
+  const split = await splitConfig(opts.repo.root);
+  // machines: split — held for the whole command, taken before the review lock (see there).
+  const splitPoll = split ? await splitPollLock(state, command) : null;
+  if (splitPoll && "busy" in splitPoll) {
+    return { kind: "busy", message: `${splitPoll.busy}; try again when it ends` };
+  }
+  await using _poll = splitPoll;
+  await using lock = await tryLock(state.reviewLock, command);
   if (!lock) {
     return { kind: "busy", message: "busy: a relay review is running; try again when it ends" };
   }
   // A person's acceptance never runs beside a poll: its records are ones a running turn's
   // guard watches, and an agent mid-turn must not be able to accept its own work. Checked,
   // then let go (the promotion takes the poll lock itself); a poll that starts now waits for
-  // the review lock, held here, before it prepares an attempt.
-  if (opts.accept) {
+  // the review lock, held here, before it prepares an attempt. (Split mode holds it already.)
+  if (opts.accept && !split) {
     await using poll = await tryLock(state.pollLock, opts.accept.action);
     if (!poll) {
       return { kind: "busy", message: "busy: a relay poll is running; try again when it ends" };
     }
   }
-  const { splitConfig } = await import("./split.ts");
-  const split = await splitConfig(opts.repo.root);
   if (split) return await asSplitReviewer(split, opts, state, () => mergeNow(opts, state, true));
   return await mergeNow(opts, state);
 }

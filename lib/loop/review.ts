@@ -118,7 +118,8 @@ export async function runReviewTick(opts: ReviewOptions): Promise<ReviewResult> 
  * in the order the poll tick takes them (it holds its lock for the whole tick and takes the
  * review lock to prepare an attempt): taken the other way round, a review and a poll started
  * together would each wait on the other until the review gave up. A poll is waited for (one
- * that only looks, or starts an attempt, ends within moments); another review is not.
+ * that only looks, or starts an attempt, ends within moments), as is a person's command (none
+ * waits for a lock it does not hold); another review is not.
  */
 async function splitPollLock(
   state: ReturnType<typeof statePaths>,
@@ -126,7 +127,7 @@ async function splitPollLock(
 ): Promise<HeldLock | { busy: string }> {
   const lock = await waitLock(state.pollLock, command, {
     waitMs: SPLIT_POLL_WAIT_MS,
-    waitFor: (holder) => holder.command === "poll",
+    waitFor: (holder) => holder.command !== "review",
   });
   if (lock) return lock;
   const holder = (await lockHolder(state.pollLock))?.command;
@@ -261,7 +262,8 @@ export async function runMerge(
   await using _poll = splitPoll;
   await using lock = await tryLock(state.reviewLock, command);
   if (!lock) {
-    return { kind: "busy", message: "busy: a relay review is running; try again when it ends" };
+    const holder = (await lockHolder(state.reviewLock))?.command ?? "review";
+    return { kind: "busy", message: `busy: relay ${holder} is running; try again when it ends` };
   }
   // A person's acceptance never runs beside a poll: its records are ones a running turn's
   // guard watches, and an agent mid-turn must not be able to accept its own work. Checked,

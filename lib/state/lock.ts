@@ -178,8 +178,9 @@ async function readInfo(path: string): Promise<LockInfo | null> {
 }
 
 /**
- * Runs `fn` while neither tick runs: both ticks' locks, taken without waiting
- * (the review's first, as every holder of both takes them). A person's command
+ * Runs `fn` while neither tick runs: both ticks' locks, taken without waiting (so
+ * in either order: a holder that waits, a poll or a split-mode review, takes the
+ * poll lock first and then waits for the review lock). A person's command
  * that writes a record a running turn's guard watches goes through here.
  * Returns null, having run nothing, when a tick holds either lock.
  */

@@ -10,19 +10,22 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AGENTS, all, brief, exists, makeScene } from "./helpers/scene.ts";
-import { briefs, countingAgent, expire, machine, minutes, tick } from "./helpers/split_machines.ts";
+import {
+  briefs,
+  countingAgent,
+  expire,
+  machine,
+  machines,
+  minutes,
+  tick,
+} from "./helpers/split_machines.ts";
 
 const TASKS = 3;
 
 Deno.test("split machines: A polls, B reviews, C races both; three briefs merge once each", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
   // The executor notes each launch: task and machine.
-  const launches = join(scene.dir, "launches.txt");
-  await countingAgent(scene, launches);
-
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
+  const { a, b, c, launches } = await machines(scene);
 
   // A person queues the briefs and promotes the first on B: B's next review tick commits
   // and pushes them (split mode: the reviewer's paperwork is its own).
@@ -87,11 +90,7 @@ Deno.test("split machines: A polls, B reviews, C races both; three briefs merge 
 
 Deno.test("split machines: a FAIL's fix brief is the reviewer's own commit; an executor machine picks it up and the fix merges", async () => {
   await using scene = await makeScene({ config: "machines: split\n" });
-  const launches = join(scene.dir, "launches.txt");
-  await countingAgent(scene, launches);
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
+  const { a, b, c, launches } = await machines(scene);
   const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title: "Needs a fix" }) });
   assert.equal(add.code, 0, all(add));
   assert.equal((await scene.relay(["promote"])).code, 0);

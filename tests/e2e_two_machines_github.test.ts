@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { all, brief, makeScene, type Scene } from "./helpers/scene.ts";
-import { countingAgent, type Machine, machine, minutes, tick } from "./helpers/split_machines.ts";
+import { type Machine, machine, machines, minutes, tick } from "./helpers/split_machines.ts";
 
 const TASKS = 3;
 
@@ -25,11 +25,7 @@ function sharedGitHub(
 Deno.test("split machines with forge: github: A polls, B reviews, C races both; each PR merges once", async () => {
   await using scene = await makeScene({ config: "machines: split\nforge: github\n" });
   const gh = sharedGitHub(scene);
-  const launches = join(scene.dir, "launches.txt");
-  await countingAgent(scene, launches);
-  const b = await machine(scene, "B", scene.work);
-  const a = await machine(scene, "A");
-  const c = await machine(scene, "C");
+  const { a, b, c, launches } = await machines(scene);
   for (let i = 1; i <= TASKS; i++) {
     const stdin = brief({ title: `Step ${i}` });
     const res = await scene.relay(["inbox", "add", "-"], { stdin, env: gh });

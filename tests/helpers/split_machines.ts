@@ -76,16 +76,28 @@ export async function countingAgent(
 }
 
 /**
- * Machines A, B (the person's clone, scene.work) and C, and one brief per title queued, the
- * first promoted and published by B's review; the counting agent runs `agent` (the honest
- * agent by default). Launches are counted in the returned file.
+ * Machines B (the person's clone, scene.work), A and C, the executor being the counting agent
+ * that runs `agent` (the honest agent by default): each launch is noted in `launches`.
  */
-export async function briefs(scene: Scene, titles: string[], agent?: string) {
+export async function machines(
+  scene: Scene,
+  agent?: string,
+): Promise<{ a: Machine; b: Machine; c: Machine; launches: string }> {
   const launches = join(scene.dir, "launches.txt");
   await countingAgent(scene, launches, agent);
   const b = await machine(scene, "B", scene.work);
   const a = await machine(scene, "A");
   const c = await machine(scene, "C");
+  return { a, b, c, launches };
+}
+
+/**
+ * Machines A, B (the person's clone, scene.work) and C, and one brief per title queued, the
+ * first promoted and published by B's review; the counting agent runs `agent` (the honest
+ * agent by default). Launches are counted in the returned file.
+ */
+export async function briefs(scene: Scene, titles: string[], agent?: string) {
+  const { a, b, c, launches } = await machines(scene, agent);
   for (const title of titles) {
     const add = await scene.relay(["inbox", "add", "-"], { stdin: brief({ title }) });
     assert.equal(add.code, 0, all(add));

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { RoleSpec } from "../lib/config/profile.ts";
 import { HoldError, RetryError } from "../lib/errors.ts";
 import { isAlive } from "../lib/proc/alive.ts";
+import { procStart } from "../lib/proc/started.ts";
 import {
   type JournaledTurn,
   orphanTurn,
@@ -17,6 +18,7 @@ import {
   startTurn,
   timedOutText,
   type TurnOptions,
+  type TurnStart,
 } from "../lib/agents/turn.ts";
 
 const SPEAKS = new URL("./fixtures/turn/speaks.sh", import.meta.url).pathname;
@@ -39,8 +41,8 @@ function command(argv: string[], extra: Partial<RoleSpec> = {}): RoleSpec {
   return { vendor: "command", argv, timeoutMs: 60_000, env: {}, ...extra };
 }
 
-/** Journal calls, in order, as (pid, started, deadline). */
-type Started = [number, string, string | undefined];
+/** Journal calls, in order. */
+type Started = TurnStart;
 
 function options(
   t: Temp,
@@ -58,7 +60,7 @@ function options(
     timeoutMs: 30_000,
     progress: "quiet",
     label: "executor task 3",
-    journal: { onStart: (pid, at, deadline) => void started.push([pid, at, deadline]) },
+    journal: { onStart: (start) => void started.push(start) },
     demo: () => Promise.reject(new Error("the demo ran for a program role")),
     ...extra,
   };
@@ -90,7 +92,7 @@ Deno.test("a turn runs the role's program with the prompt and the caller's RELAY
   assert.doesNotMatch(stdout, /stderr/, "stdoutPath holds stdout alone");
 
   assert.equal(started.length, 1);
-  const [pid, at, deadline] = started[0]!;
+  const { pid, started: at, deadline } = started[0]!;
   assert.ok(pid > 0);
   assert.ok(Date.parse(at) >= before - 1 && Date.parse(at) <= Date.now());
   assert.equal(Date.parse(deadline!) - Date.parse(at), 45_000, "deadline = start + turn limit");
@@ -138,8 +140,11 @@ Deno.test("a turn past its limit is stopped and says it timed out; with no limit
   assert.equal(outcome.signal, "SIGTERM");
   assert.ok(outcome.durationMs >= 1_000 && outcome.durationMs < 10_000, `${outcome.durationMs}`);
   assert.match(timedOutText(1_000, outcome.durationMs), /^timed out: limit 1s, ran \ds$/);
-  assert.equal(Date.parse(started[0]![2]!) - Date.parse(started[0]![1]), 1_000);
-  assert.equal(await isAlive(started[0]![0]), false);
+  assert.equal(Date.parse(started[0]!.deadline!) - Date.parse(started[0]!.started), 1_000);
+  assert.equal(await isAlive(started[0]!.pid), false);
+  if (Deno.build.os === "linux") {
+    assert.match(started[0]!.stamp ?? "", /^[0-9a-f-]{36}:\d+$/, "Linux: boot id and start ticks");
+  }
 
   // No limit: the turn runs to its end (not cut off at once), and the journal has no deadline.
   const open: Started[] = [];
@@ -149,7 +154,7 @@ Deno.test("a turn past its limit is stopped and says it timed out; with no limit
   assert.equal(ok.timedOut, false);
   assert.equal(ok.exitCode, 0);
   assert.equal(open.length, 1);
-  assert.equal(open[0]![2], undefined);
+  assert.equal(open[0]!.deadline, undefined);
 });
 
 Deno.test("a demo role runs the caller's demo instead of a program, and journals no pid", async () => {
@@ -195,8 +200,8 @@ Deno.test("a turn whose journal cannot be written is stopped and the error passe
       options(t, command(["sleep", "{prompt}"]), [], {
         prompt: "30",
         journal: {
-          onStart: (p) => {
-            pid = p;
+          onStart: (start) => {
+            pid = start.pid;
             throw new Error("disk full");
           },
         },
@@ -410,4 +415,59 @@ Deno.test("orphanTurn(): an overdue turn that outlives SIGTERM and SIGKILL to it
   assert.deepEqual(decision, { kind: "stuck" });
   assert.equal(stopping, 1);
   assert.equal(await isAlive(child.pid), true);
+});
+
+Deno.test({
+  name:
+    "orphanTurn(): on Linux the journaled stamp names the turn and times its limit, whatever the wall clock did since",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await using child = sleeper(true);
+    const seen = await procStart(child.pid);
+    assert.ok(seen !== null, "the sleeper's /proc entry is readable");
+    const hour = 3_600_000;
+    const now = Date.now();
+    // The wall clock stepped an hour on since launch. By ps's start time this pid is another
+    // process's now; by its stamp it is our turn, 1 minute into its 1-minute-plus limit.
+    const stepped = {
+      pid: child.pid,
+      started: iso(now - hour),
+      deadline: iso(now - hour + 60_000),
+    };
+    assert.equal((await orphanTurn(stepped)).kind, "gone", "without the stamp: taken as lost");
+    assert.deepEqual(await orphanTurn({ ...stepped, stamp: seen.stamp }), { kind: "running" });
+
+    // Another process with the pid: a later start, or the same ticks in another boot.
+    const [boot, ticks] = seen.stamp.split(":");
+    for (
+      const stamp of [
+        `${boot}:${Number(ticks) - 1}`,
+        `00000000-0000-0000-0000-000000000000:${ticks}`,
+      ]
+    ) {
+      const reused = await orphanTurn(
+        { ...stepped, stamp },
+        { stopping: () => assert.fail("another process is not stopped") },
+      );
+      assert.equal(reused.kind, "gone");
+      if (reused.kind !== "gone") return;
+      assert.equal(
+        reused.reused,
+        `pid ${child.pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
+      );
+    }
+    assert.equal(await isAlive(child.pid), true);
+
+    // The wall clock stepped an hour back: its deadline is still ahead, but the turn has run
+    // longer than its limit (here 20 ms) by its own clock, so it is stopped.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const back = { pid: child.pid, started: iso(now + hour), deadline: iso(now + hour + 20) };
+    const stopped = await orphanTurn({ ...back, stamp: seen.stamp }, { graceMs: 2_000 });
+    assert.equal(stopped.kind, "stopped");
+    if (stopped.kind !== "stopped") return;
+    assert.equal(stopped.outcome.timedOut, true);
+    // Its duration is the time it ran, not a figure read off the stepped clock.
+    assert.ok(stopped.outcome.durationMs >= 100 && stopped.outcome.durationMs < 30_000);
+    assert.equal((await child.status).signal, "SIGTERM");
+  },
 });

@@ -33,6 +33,7 @@ interface JournalFile {
   agentPid?: number;
   agentStarted?: string;
   agentDeadline?: string;
+  agentStamp?: string;
 }
 
 interface HoldFile {
@@ -139,6 +140,8 @@ Deno.test("an agent orphaned by a killed tick is waited for by a later tick whil
     assert.equal(Date.parse(journal.agentDeadline) - started, 30 * 60_000);
     // Journaled during the killed tick (ISO time has millisecond precision).
     assert.ok(started >= before && started <= Date.now(), journal.agentStarted);
+    // Linux: the boot and start ticks that tell this agent from a reused pid, clock steps or not.
+    if (Deno.build.os === "linux") assert.match(journal.agentStamp ?? "", /^[0-9a-f-]{36}:\d+$/);
     assert.ok(await running(pid), "the orphaned agent should still run");
 
     const busy = await scene.relay(["poll"], { env });

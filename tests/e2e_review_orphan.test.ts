@@ -25,6 +25,7 @@ interface ReviewJournalFile {
   pid: number;
   started: string;
   deadline?: string;
+  stamp?: string;
   worktree: string;
 }
 
@@ -115,6 +116,7 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, never join
     assert.equal(journal.worktree, join(scene.worktrees, "review"));
     assert.ok(journal.deadline, "a reviewer with a turn limit has a deadline");
     assert.equal(Date.parse(journal.deadline) - Date.parse(journal.started), 60_000);
+    if (Deno.build.os === "linux") assert.match(journal.stamp ?? "", /^[0-9a-f-]{36}:\d+$/);
     assert.ok(await running(journal.pid), "the orphaned reviewer should still run");
 
     // The reviewer's turn is still open: the next tick waits and starts nothing.

@@ -2,7 +2,7 @@ import { running } from "./helpers/scene.ts";
 import assert from "node:assert/strict";
 import { CommandError } from "../lib/errors.ts";
 import { DRAIN_MS, run, stopGroup } from "../lib/proc/run.ts";
-import { parseLstart, processStartTime } from "../lib/proc/started.ts";
+import { parseLstart, parseProcStart, processStartTime, procStart } from "../lib/proc/started.ts";
 
 function kill(pid: number | undefined): void {
   if (pid === undefined) return;
@@ -325,4 +325,45 @@ Deno.test("run() without endGroup leaves what a command started in its group run
       // already gone
     }
   }
+});
+
+Deno.test("parseProcStart() reads the boot id, the uptime and a stat line whose name holds anything", () => {
+  const boot = "d7ba6b9d-8bcd-4b94-8115-d0bc68dd02fa";
+  const rest = "19964 19964 19179 0 -1 4194304 105 0 0 0 0 0 0 0 20 0 1 0 2382883 3133440 410";
+  assert.deepEqual(
+    parseProcStart(`${boot}\n23830.50 15360.26\n19967 (a) b (c) S ${rest}\n`),
+    { stamp: `${boot}:2382883`, elapsedMs: 1_670, zombie: false },
+  );
+  assert.equal(parseProcStart(`${boot}\n23830.50 1\n19967 (sh) Z ${rest}\n`)?.zombie, true);
+  assert.equal(parseProcStart(`${boot}\n23830.50 1\n`), null, "no stat line");
+  assert.equal(parseProcStart(`${boot}\n23830.50 1\n19967 (sh) S 1 2 3\n`), null, "cut short");
+  assert.equal(parseProcStart(`\nup\n19967 (sh) S ${rest}\n`), null);
+});
+
+Deno.test({
+  name: "procStart() on Linux: a child's stamp holds while it runs; no process gives null",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" })
+      .spawn();
+    try {
+      const first = await procStart(child.pid);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = await procStart(child.pid);
+      assert.ok(first !== null && second !== null);
+      assert.match(first.stamp, /^[0-9a-f-]{36}:\d+$/);
+      assert.equal(second.stamp, first.stamp);
+      assert.equal(first.zombie, false);
+      assert.ok(second.elapsedMs >= first.elapsedMs && second.elapsedMs < 30_000);
+      const self = await procStart(Deno.pid);
+      assert.ok(self !== null);
+      assert.notEqual(self.stamp, first.stamp, "another process, another stamp");
+      assert.equal(self.stamp.split(":")[0], first.stamp.split(":")[0], "one boot");
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+    assert.equal(await procStart(0), null);
+    assert.equal(await procStart(2 ** 22 + 12345), null);
+  },
 });

@@ -1,18 +1,24 @@
 /**
  * An orphaned turn: its tick died (SIGKILL, reboot, OOM) while the agent ran
  * on in its own process group. The tick journaled the turn's pid, start time
- * and deadline, so a later tick can tell whether that pid is still our agent,
- * wait for it while it is within its turn limit, and stop it once it is past
- * it. The executor's and the reviewer's turns (and any later role's) are
+ * and deadline (on Linux also its stamp: boot id and start ticks), so a later
+ * tick can tell whether that pid is still our agent, wait for it while it is
+ * within its turn limit, and stop it once it is past it. With a stamp, both
+ * questions are answered on the kernel's boot clock, which a step of the wall
+ * clock (NTP, a laptop waking) does not move; without one, by ps's start time
+ * and the journaled deadline. The executor's and the reviewer's turns (and any later role's) are
  * decided here alike; what each tick then says and records is its own.
  */
 import { forgetFetches } from "../git/git.ts";
 import { isAlive } from "../proc/alive.ts";
 import { stopGroup } from "../proc/run.ts";
-import { processStartTime } from "../proc/started.ts";
+import { processStartTime, type ProcStart, procStart } from "../proc/started.ts";
 import type { TurnOutcome } from "./turn.ts";
 
-/** How far the start time ps reports may be from the journaled one for the pid to be ours. */
+/**
+ * Without a stamp: how far the start time ps reports may be from the journaled one for the pid
+ * to be ours.
+ */
 export const START_TOLERANCE_MS = 5_000;
 /** Between SIGTERM and SIGKILL when stopping an orphan. */
 export const ORPHAN_GRACE_MS = 5_000;
@@ -25,6 +31,12 @@ export interface JournaledTurn {
   started?: string | undefined;
   /** started + the turn limit (ISO); absent when there is no limit. */
   deadline?: string | undefined;
+  /**
+   * Linux: the process's boot id and start ticks at launch (`procStart`). With it the pid is
+   * told from a reused one, and the turn limit measured, by a clock that no step of the wall
+   * clock moves. Absent elsewhere and in journals written before it was kept.
+   */
+  stamp?: string | undefined;
 }
 
 export type OrphanState =
@@ -38,7 +50,13 @@ export type OrphanState =
 /** Whether the journaled turn still runs, is past its turn limit, or is gone. */
 export async function orphanState(turn: JournaledTurn, now = Date.now()): Promise<OrphanState> {
   const pid = turn.pid;
-  if (pid === undefined || !(await isAlive(pid))) return { kind: "gone" };
+  if (pid === undefined) return { kind: "gone" };
+  if (turn.stamp !== undefined) {
+    const seen = await procStart(pid);
+    // Unreadable: no such pid now (isAlive says so below), or not Linux any more.
+    if (seen !== null) return stampedState(pid, turn, turn.stamp, seen, now);
+  }
+  if (!(await isAlive(pid))) return { kind: "gone" };
   // Journals written before start times were recorded: nothing to check against.
   if (turn.started === undefined) return { kind: "running" };
   const journaled = Date.parse(turn.started);
@@ -55,6 +73,31 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
   }
   const deadline = turn.deadline === undefined ? NaN : Date.parse(turn.deadline);
   if (!Number.isNaN(deadline) && now > deadline) return { kind: "overdue", startedMs: journaled };
+  return { kind: "running" };
+}
+
+/** The state of a turn whose stamp was journaled, by the process's own clock. */
+function stampedState(
+  pid: number,
+  turn: JournaledTurn,
+  stamp: string,
+  seen: ProcStart,
+  now: number,
+): OrphanState {
+  if (seen.zombie) return { kind: "gone" };
+  if (seen.stamp !== stamp) {
+    return {
+      kind: "gone",
+      reused: `pid ${pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
+    };
+  }
+  // The limit as journaled (deadline - started: both read together, so no step between them).
+  const limit = turn.deadline === undefined || turn.started === undefined
+    ? NaN
+    : Date.parse(turn.deadline) - Date.parse(turn.started);
+  if (!Number.isNaN(limit) && seen.elapsedMs > limit) {
+    return { kind: "overdue", startedMs: now - seen.elapsedMs };
+  }
   return { kind: "running" };
 }
 

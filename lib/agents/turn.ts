@@ -13,6 +13,7 @@ import { runAgent } from "./runner.ts";
 import type { ProgressStyle } from "./progress.ts";
 import { requireProgram } from "./which.ts";
 import { forgetFetches } from "../git/git.ts";
+import { procStart } from "../proc/started.ts";
 
 export { timedOutText } from "./progress.ts";
 export {
@@ -34,14 +35,24 @@ export interface TurnOutcome {
   interrupted?: boolean;
 }
 
+/** A turn's program as it started: what the caller journals (see JournaledTurn). */
+export interface TurnStart {
+  pid: number;
+  /** ISO. */
+  started: string;
+  /** started + the turn limit (ISO); absent with no turn limit. */
+  deadline?: string;
+  /** Linux: the process's boot id and start ticks (`procStart`); absent when unreadable. */
+  stamp?: string;
+}
+
 /** Where the caller records the running turn, so a tick that dies mid-turn leaves it findable. */
 export interface TurnJournal {
   /**
-   * The program started: persist its pid, its start time and its deadline
-   * (absent with no turn limit). Should this throw, the turn's process group
+   * The program started: persist what names it. Should this throw, the turn's process group
    * is killed and the error passed on: no turn runs unrecorded.
    */
-  onStart(pid: number, started: string, deadline: string | undefined): void | Promise<void>;
+  onStart(start: TurnStart): void | Promise<void>;
 }
 
 export interface TurnOptions {
@@ -132,11 +143,15 @@ async function turn(opts: TurnOptions): Promise<TurnOutcome> {
     label: opts.label,
     onStart: async (pid) => {
       const started = Date.now();
-      await opts.journal.onStart(
+      const seen = await procStart(pid);
+      await opts.journal.onStart({
         pid,
-        new Date(started).toISOString(),
-        Number.isFinite(timeoutMs) ? new Date(started + timeoutMs).toISOString() : undefined,
-      );
+        started: new Date(started).toISOString(),
+        ...(Number.isFinite(timeoutMs)
+          ? { deadline: new Date(started + timeoutMs).toISOString() }
+          : {}),
+        ...(seen !== null ? { stamp: seen.stamp } : {}),
+      });
     },
   });
   return {

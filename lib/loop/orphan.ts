@@ -1,6 +1,6 @@
 /**
  * The executor's turn as the poll journal records it (agentPid, agentStarted,
- * agentDeadline), for the orphan checks in lib/agents/orphan.ts: a later tick
+ * agentDeadline, agentStamp), for the orphan checks in lib/agents/orphan.ts: a later tick
  * (or `relay close`) asks whether the agent of a killed tick still runs.
  */
 import {
@@ -16,7 +16,12 @@ export { stopOrphan };
 
 /** The executor turn the journal recorded at launch. */
 export function journaledAgent(journal: Journal): JournaledTurn {
-  return { pid: journal.agentPid, started: journal.agentStarted, deadline: journal.agentDeadline };
+  return {
+    pid: journal.agentPid,
+    started: journal.agentStarted,
+    deadline: journal.agentDeadline,
+    stamp: journal.agentStamp,
+  };
 }
 
 /** Whether the journaled agent still runs, is past its turn limit, or is gone. */

@@ -19,6 +19,8 @@ export interface ReviewJournal {
   started: string;
   /** started + the turn limit (ISO); absent when there is no limit. */
   deadline?: string;
+  /** Linux: the reviewer's boot id and start ticks, which no wall-clock step moves (procStart). */
+  stamp?: string;
   /** Its disposable worktree. */
   worktree: string;
   /** Which reviewer-side turn it is: "reviewer", or a stage (plan, polish, docs, security). */

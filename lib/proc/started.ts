@@ -41,3 +41,59 @@ export async function processStartTime(pid: number): Promise<Date | null> {
   if (out === null || out.code !== 0) return null;
   return parseLstart(out.stdout);
 }
+
+/**
+ * Linux: a process as no clock step moves it. The boot it belongs to and the clock ticks after
+ * that boot at which it was forked (`/proc/<pid>/stat`, field 22) name it for good: a pid the
+ * kernel hands out again gets a later start, a reboot a new boot id. How long it has run is read
+ * on the same clock. ps's start time, by contrast, is the wall clock's, which NTP or a resumed
+ * laptop may step by minutes while an agent runs.
+ */
+export interface ProcStart {
+  /** `<boot id>:<start ticks>`. */
+  stamp: string;
+  elapsedMs: number;
+  zombie: boolean;
+}
+
+/** Ticks a second in /proc's start times: USER_HZ, 100 on every Linux that relay is built for. */
+const USER_HZ = 100;
+
+/** The process's stamp and run time, or null off Linux and for a pid with no /proc entry. */
+export async function procStart(pid: number): Promise<ProcStart | null> {
+  if (Deno.build.os !== "linux" || !Number.isSafeInteger(pid) || pid <= 0) return null;
+  const files = ["/proc/sys/kernel/random/boot_id", "/proc/uptime", `/proc/${pid}/stat`];
+  let text: string;
+  try {
+    text = (await Promise.all(files.map((file) => Deno.readTextFile(file)))).join("");
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run.
+    const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true });
+    if (out.code !== 0) return null;
+    text = out.stdout;
+  }
+  return parseProcStart(text);
+}
+
+/** The boot id line, the uptime line, then the stat line, as `procStart` reads them. */
+export function parseProcStart(text: string): ProcStart | null {
+  const first = text.indexOf("\n");
+  const second = text.indexOf("\n", first + 1);
+  if (first < 0 || second < 0) return null;
+  const boot = text.slice(0, first).trim();
+  const uptime = Number(text.slice(first + 1, second).trim().split(/\s+/)[0]);
+  const stat = text.slice(second + 1);
+  // The name in parentheses may hold anything, spaces and ")" included: fields follow the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/);
+  // fields[0] is field 3 (the state letter); field 22 is the start time in ticks.
+  const ticks = fields[19];
+  if (boot === "" || !Number.isFinite(uptime) || stat.lastIndexOf(")") < 0) return null;
+  if (ticks === undefined || !/^\d+$/.test(ticks)) return null;
+  return {
+    stamp: `${boot}:${ticks}`,
+    elapsedMs: Math.max(0, Math.round(uptime * 1000 - (Number(ticks) * 1000) / USER_HZ)),
+    zombie: fields[0] === "Z",
+  };
+}

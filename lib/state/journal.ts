@@ -72,6 +72,8 @@ export interface Journal {
   agentStarted?: string;
   /** agentStarted + the turn limit (ISO): a later tick stops an orphaned agent past it. */
   agentDeadline?: string;
+  /** Linux: the agent's boot id and start ticks, which no wall-clock step moves (procStart). */
+  agentStamp?: string;
   agent?: AgentOutcome;
   /** Set once the attempt's result is known. */
   outcome?: "SHIPPED" | "BLOCKED" | "FAILED";

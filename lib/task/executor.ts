@@ -70,7 +70,7 @@ export type ExecutorEvent =
   | { kind: "fix-settled"; why: string }
   | { kind: "fix-retired"; promoted: string }
   | { kind: "attempt-prepared"; journal: Journal }
-  | { kind: "turn-started"; pid?: number; started?: string; deadline?: string }
+  | { kind: "turn-started"; pid?: number; started?: string; deadline?: string; stamp?: string }
   | { kind: "orphan-running"; pid: number; unverified?: string }
   | { kind: "orphan-stuck"; pid: number }
   | { kind: "turn-ended"; agent: AgentOutcome }
@@ -188,6 +188,7 @@ export function reduceExecutor(s: ExecutorState, e: ExecutorEvent): ExecutorStat
           ...(e.pid !== undefined ? { agentPid: e.pid } : {}),
           ...(e.started !== undefined ? { agentStarted: e.started } : {}),
           ...(e.deadline !== undefined ? { agentDeadline: e.deadline } : {}),
+          ...(e.stamp !== undefined ? { agentStamp: e.stamp } : {}),
         },
       };
     case "turn-ended":

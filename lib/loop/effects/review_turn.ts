@@ -432,14 +432,12 @@ async function dispatchReviewer(
       label: `${who} task ${s.task}`,
       // Journaled while it runs: a later tick must find a reviewer this tick leaves behind.
       journal: {
-        onStart: async (pid, started, deadline) => {
+        onStart: async (start) => {
           await rj.writeReviewJournal(tick.state.reviewJournal, {
             version: 1,
             runId: runDir.split(/[\\/]/).pop() ?? runDir,
             task: s.task,
-            pid,
-            started,
-            ...(deadline !== undefined ? { deadline } : {}),
+            ...start,
             worktree,
             role: who,
             head: pr.head,

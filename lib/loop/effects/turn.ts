@@ -71,13 +71,8 @@ export async function runExecutorTurn(
     progress: tick.progress,
     label: `executor task ${brief.task}`,
     journal: {
-      onStart: async (pid, started, deadline) => {
-        await emit({
-          kind: "turn-started",
-          pid,
-          started,
-          ...(deadline !== undefined ? { deadline } : {}),
-        });
+      onStart: async (start) => {
+        await emit({ kind: "turn-started", ...start });
         failpoint("agent-running");
       },
     },

@@ -13,6 +13,7 @@ import { procStart } from "../lib/proc/started.ts";
 import {
   type JournaledTurn,
   orphanTurn,
+  overdueText,
   requireRoleProgram,
   roleTimeoutMs,
   startTurn,
@@ -437,32 +438,43 @@ Deno.test({
     assert.equal((await orphanTurn(stepped)).kind, "gone", "without the stamp: taken as lost");
     assert.deepEqual(await orphanTurn({ ...stepped, stamp: seen.stamp }), { kind: "running" });
 
-    // Another process with the pid: a later start, or the same ticks in another boot.
+    // Another stamp (a later start, or the same ticks in another boot) with ps's start time an
+    // hour off too: another process.
     const [boot, ticks] = seen.stamp.split(":");
-    for (
-      const stamp of [
-        `${boot}:${Number(ticks) - 1}`,
-        `00000000-0000-0000-0000-000000000000:${ticks}`,
-      ]
-    ) {
+    const others = [
+      `${boot}:${Number(ticks) - 1}`,
+      `00000000-0000-0000-0000-000000000000:${ticks}`,
+    ];
+    for (const stamp of others) {
       const reused = await orphanTurn(
         { ...stepped, stamp },
         { stopping: () => assert.fail("another process is not stopped") },
       );
       assert.equal(reused.kind, "gone");
       if (reused.kind !== "gone") return;
-      assert.equal(
-        reused.reused,
-        `pid ${child.pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
+      assert.match(
+        reused.reused ?? "",
+        new RegExp(`^pid ${child.pid} now belongs to a process started`),
       );
     }
+    // Another stamp but ps's start time right: the same process seen from another time namespace
+    // (a container with a boot-time offset shifts the ticks, not the wall clock). Ours.
+    const fresh = { pid: child.pid, started: iso(now), deadline: iso(now + 60_000) };
+    assert.deepEqual(await orphanTurn({ ...fresh, stamp: others[0] }), { kind: "running" });
     assert.equal(await isAlive(child.pid), true);
 
     // The wall clock stepped an hour back: its deadline is still ahead, but the turn has run
     // longer than its limit (here 20 ms) by its own clock, so it is stopped.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const back = { pid: child.pid, started: iso(now + hour), deadline: iso(now + hour + 20) };
-    const stopped = await orphanTurn({ ...back, stamp: seen.stamp }, { graceMs: 2_000 });
+    const ran: number[] = [];
+    const stopped = await orphanTurn({ ...back, stamp: seen.stamp }, {
+      graceMs: 2_000,
+      stopping: (ranMs) => void ran.push(ranMs),
+    });
+    assert.equal(ran.length, 1);
+    assert.ok(ran[0]! >= 100 && ran[0]! < 30_000, `told it ran ${ran[0]} ms`);
+    assert.match(overdueText({ ...back, stamp: seen.stamp }, ran[0]!), /^ran \d+s of 0s$/);
     assert.equal(stopped.kind, "stopped");
     if (stopped.kind !== "stopped") return;
     assert.equal(stopped.outcome.timedOut, true);

@@ -9,6 +9,7 @@
  * and the journaled deadline. The executor's and the reviewer's turns (and any later role's) are
  * decided here alike; what each tick then says and records is its own.
  */
+import { formatDuration } from "../config/duration.ts";
 import { forgetFetches } from "../git/git.ts";
 import { isAlive } from "../proc/alive.ts";
 import { stopGroup } from "../proc/run.ts";
@@ -53,8 +54,13 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
   if (pid === undefined) return { kind: "gone" };
   if (turn.stamp !== undefined) {
     const seen = await procStart(pid);
-    // Unreadable: no such pid now (isAlive says so below), or not Linux any more.
-    if (seen !== null) return stampedState(pid, turn, turn.stamp, seen, now);
+    // The same stamp: our turn, for sure, whatever the wall clock did. Another stamp is another
+    // process but for one case, which ps's start time below tells apart: a reader in another
+    // time namespace (a container with a boot-time offset) sees the same process's ticks
+    // shifted. Unreadable: no such pid now (isAlive says so below), or not Linux any more.
+    if (seen !== null && (seen.zombie || seen.stamp === turn.stamp)) {
+      return stampedState(turn, seen, now);
+    }
   }
   if (!(await isAlive(pid))) return { kind: "gone" };
   // Journals written before start times were recorded: nothing to check against.
@@ -76,29 +82,30 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
   return { kind: "running" };
 }
 
-/** The state of a turn whose stamp was journaled, by the process's own clock. */
-function stampedState(
-  pid: number,
-  turn: JournaledTurn,
-  stamp: string,
-  seen: ProcStart,
-  now: number,
-): OrphanState {
-  if (seen.zombie) return { kind: "gone" };
-  if (seen.stamp !== stamp) {
-    return {
-      kind: "gone",
-      reused: `pid ${pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
-    };
-  }
-  // The limit as journaled (deadline - started: both read together, so no step between them).
-  const limit = turn.deadline === undefined || turn.started === undefined
+/** The turn limit as journaled (deadline - started, read together: no clock step between). */
+function limitOf(turn: JournaledTurn): number {
+  return turn.deadline === undefined || turn.started === undefined
     ? NaN
     : Date.parse(turn.deadline) - Date.parse(turn.started);
+}
+
+/** The state of a turn whose journaled stamp its pid still has, by the process's own clock. */
+function stampedState(turn: JournaledTurn, seen: ProcStart, now: number): OrphanState {
+  if (seen.zombie) return { kind: "gone" };
+  const limit = limitOf(turn);
   if (!Number.isNaN(limit) && seen.elapsedMs > limit) {
     return { kind: "overdue", startedMs: now - seen.elapsedMs };
   }
   return { kind: "running" };
+}
+
+/**
+ * "ran 31m5s of 30m": how an overdue turn is told in the tick's log (`stopping`), by the time it
+ * ran, not by its journaled deadline, which a step of the wall clock may have put ahead.
+ */
+export function overdueText(turn: JournaledTurn, ranMs: number): string {
+  const limit = limitOf(turn);
+  return `ran ${formatDuration(ranMs)}${Number.isNaN(limit) ? "" : ` of ${formatDuration(limit)}`}`;
 }
 
 /** SIGTERM to the orphan's process group, SIGKILL after the grace period. True when it is gone. */
@@ -119,10 +126,10 @@ export type OrphanDecision =
 
 export interface OrphanOptions {
   /**
-   * Called just before an overdue turn's process group is stopped, so the
-   * tick's log says so before the grace period runs.
+   * Called just before an overdue turn's process group is stopped, with how long it has run,
+   * so the tick's log says so before the grace period runs.
    */
-  stopping?: () => void;
+  stopping?: (ranMs: number) => void;
   now?: number;
   /** Between SIGTERM and SIGKILL; ORPHAN_GRACE_MS by default. */
   graceMs?: number;
@@ -143,7 +150,7 @@ export async function orphanTurn(
   const state = await orphanState(turn, opts.now);
   if (state.kind === "running") return state;
   if (state.kind === "overdue") {
-    opts.stopping?.();
+    opts.stopping?.(Date.now() - state.startedMs);
     if (!(await stopOrphan(turn.pid!, opts.graceMs))) return { kind: "stuck" };
     return {
       kind: "stopped",

@@ -21,6 +21,7 @@ export {
   type OrphanDecision,
   type OrphanOptions,
   orphanTurn,
+  overdueText,
 } from "./orphan.ts";
 
 /** How a turn ended. Kept in the poll journal as it is (`AgentOutcome`). */

@@ -59,7 +59,10 @@ export interface ProcStart {
 /** Ticks a second in /proc's start times: USER_HZ, 100 on every Linux that relay is built for. */
 const USER_HZ = 100;
 
-/** The process's stamp and run time, or null off Linux and for a pid with no /proc entry. */
+/**
+ * The process's stamp and run time; null off Linux, for a pid with no /proc entry, and whenever
+ * it cannot be read (the stamp is extra evidence: nothing fails for want of it).
+ */
 export async function procStart(pid: number): Promise<ProcStart | null> {
   if (Deno.build.os !== "linux" || !Number.isSafeInteger(pid) || pid <= 0) return null;
   const files = ["/proc/sys/kernel/random/boot_id", "/proc/uptime", `/proc/${pid}/stat`];
@@ -67,11 +70,12 @@ export async function procStart(pid: number): Promise<ProcStart | null> {
   try {
     text = (await Promise.all(files.map((file) => Deno.readTextFile(file)))).join("");
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    if (!(err instanceof Deno.errors.NotCapable)) throw err;
-    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run.
-    const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true });
-    if (out.code !== 0) return null;
+    // Anything but Deno's refusal (it reads /proc only with --allow-all) is a pid gone meanwhile
+    // (NotFound, or ESRCH between open and read) or a /proc that is not there.
+    if (!(err instanceof Deno.errors.NotCapable)) return null;
+    // `cat` may read it under --allow-run.
+    const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true }).catch(() => null);
+    if (out === null || out.code !== 0) return null;
     text = out.stdout;
   }
   return parseProcStart(text);

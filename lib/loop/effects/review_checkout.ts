@@ -8,7 +8,7 @@
 import { dirname, join, resolve } from "../../path.ts";
 import { Git } from "../../git/git.ts";
 import { FULL_ID } from "../../git/discover.ts";
-import { orphanTurn } from "../../agents/turn.ts";
+import { orphanTurn, overdueText } from "../../agents/turn.ts";
 import type { BuildOutputMatcher } from "../../git/build_output.ts";
 import {
   anchorWithGit,
@@ -61,9 +61,11 @@ export async function settleOrphanReviewer(
   if (orphan) {
     const run = `pid ${orphan.pid}, run ${orphan.runId}`;
     const state = await orphanTurn(orphan, {
-      stopping: () =>
+      stopping: (ranMs) =>
         tick.log.step(
-          `the reviewer of an interrupted tick (${run}) passed its turn limit (${orphan.deadline}); stopping its process group`,
+          `the reviewer of an interrupted tick (${run}) passed its turn limit (${
+            overdueText(orphan, ranMs)
+          }); stopping its process group`,
         ),
     });
     if (state.kind === "running") {

@@ -9,7 +9,7 @@ import { join } from "../../path.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { briefDigest } from "../../protocol/brief_write.ts";
 import { executorPrompt } from "../../agents/prompt.ts";
-import { orphanTurn, roleTimeoutMs, startTurn } from "../../agents/turn.ts";
+import { orphanTurn, overdueText, roleTimeoutMs, startTurn } from "../../agents/turn.ts";
 import { runDemoAgent } from "../../agents/demo.ts";
 import { REPORT_FILE } from "../../state/paths.ts";
 import { readRound } from "../../state/tasks.ts";
@@ -90,9 +90,11 @@ export async function checkOrphanTurn(tick: ExecContext, s: ExecutorState): Prom
   const journal = s.run!;
   const pid = journal.agentPid!;
   const orphan = await orphanTurn(journaledAgent(journal), {
-    stopping: () =>
+    stopping: (ranMs) =>
       tick.log.step(
-        `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${journal.agentDeadline}); stopping its process group`,
+        `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${
+          overdueText(journaledAgent(journal), ranMs)
+        }); stopping its process group`,
       ),
   });
   switch (orphan.kind) {

@@ -4,8 +4,8 @@
  * alternately (A B A B …) after one untimed warm-up pair, and prints one line
  * per goal with both medians, their ratio and the goal, then the machine.
  *
- *   deno task bench                 # every goal, 5 pairs each
- *   deno task bench --pairs 9       # more pairs
+ *   deno task bench                 # every goal, 5 to 41 pairs each (about 4 s a goal)
+ *   deno task bench --pairs 9       # exactly 9 pairs each
  *   deno task bench --only gate     # one goal, by number or name (1, idle, 4a, audit …)
  *   deno task bench --keep          # keep the fixtures and print where they are
  *   deno task bench --check         # exit 1 when a goal is missed
@@ -78,17 +78,39 @@ export function ratioLine(goal: Goal, aMs: number, bMs: number): string {
   }× (goal ≤ ${goal.limit}×) ${verdict}`;
 }
 
-/** Times `pairs` alternating runs of `a` and `b` after one untimed warm-up pair. */
+/** Fewest and most pairs a goal gets when --pairs does not say. */
+export const MIN_PAIRS = 5;
+export const MAX_PAIRS = 41;
+/** About how long the timed pairs of one goal take when --pairs does not say. */
+export const PAIR_BUDGET_MS = 4_000;
+
+/**
+ * How many pairs fill the budget, by the warm-up pair's time (slower than the rest, so rather
+ * fewer): a 40 ms idle tick gets 41, a 1 s cycle 5. A goal of a few milliseconds a side is at the
+ * mercy of one slow run out of 5; more runs make its median steady, not smaller. Odd, so a
+ * median is one run's time.
+ */
+export function pairsFor(warmupMs: number, budgetMs = PAIR_BUDGET_MS): number {
+  const n = Math.min(MAX_PAIRS, Math.max(MIN_PAIRS, Math.ceil(budgetMs / Math.max(warmupMs, 1))));
+  return n % 2 === 1 ? n : n + 1;
+}
+
+/**
+ * Times alternating runs of `a` and `b` after one untimed warm-up pair: `pairs` of them, or
+ * with none given as many as `pairsFor` the warm-up pair's time.
+ */
 export async function measure(
-  pairs: number,
+  pairs: number | undefined,
   a: () => Promise<void>,
   b: () => Promise<void>,
   progress: (done: number, total: number) => void = () => {},
 ): Promise<{ a: number[]; b: number[] }> {
+  const warm = performance.now();
   await a();
   await b();
+  const warmupMs = performance.now() - warm;
   const times = { a: [] as number[], b: [] as number[] };
-  const order = alternation(pairs);
+  const order = alternation(pairs ?? pairsFor(warmupMs));
   for (const [i, side] of order.entries()) {
     const start = performance.now();
     await (side === "A" ? a() : b());
@@ -99,7 +121,8 @@ export async function measure(
 }
 
 export interface BenchOptions {
-  pairs: number;
+  /** Pairs per goal; absent: `pairsFor` each goal's warm-up. */
+  pairs?: number;
   only?: Goal;
   keep: boolean;
   check: boolean;
@@ -110,7 +133,7 @@ export function parseBenchArgs(args: string[]): BenchOptions {
   const { values } = parseArgs({
     args: args[0] === "--" ? args.slice(1) : args,
     options: {
-      pairs: { type: "string", default: "5" },
+      pairs: { type: "string" },
       only: { type: "string" },
       keep: { type: "boolean", default: false },
       check: { type: "boolean", default: false },
@@ -118,11 +141,15 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     strict: true,
     allowPositionals: false,
   });
-  const pairs = Number(values.pairs);
-  if (!Number.isInteger(pairs) || pairs < 1) {
+  const pairs = values.pairs === undefined ? undefined : Number(values.pairs);
+  if (pairs !== undefined && (!Number.isInteger(pairs) || pairs < 1)) {
     throw new RangeError(`--pairs "${values.pairs}" is not a whole number of pairs (1 or more)`);
   }
-  const options: BenchOptions = { pairs, keep: values.keep, check: values.check };
+  const options: BenchOptions = {
+    ...(pairs !== undefined ? { pairs } : {}),
+    keep: values.keep,
+    check: values.check,
+  };
   if (values.only !== undefined) {
     const goal = findGoal(values.only);
     if (!goal) {

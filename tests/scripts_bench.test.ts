@@ -11,8 +11,11 @@ import {
   formatMs,
   GOALS,
   historyStream,
+  MAX_PAIRS,
   measure,
   median,
+  MIN_PAIRS,
+  pairsFor,
   parseBenchArgs,
   ratioLine,
   treeStream,
@@ -44,6 +47,26 @@ Deno.test("measure() runs one untimed warm-up pair, then the pairs alternately, 
   assert.equal(times.b.length, 3);
 });
 
+Deno.test("pairsFor() fills the budget by the warm-up pair's time: at least 5 pairs, at most 41, odd", () => {
+  assert.equal(pairsFor(40), MAX_PAIRS, "an idle tick: the most");
+  assert.equal(pairsFor(130), 31, "a gate run: 4 s / 130 ms");
+  assert.equal(pairsFor(250), 17, "16 pairs fill the budget; odd: 17");
+  assert.equal(pairsFor(900), MIN_PAIRS, "a cycle: the fewest");
+  assert.equal(pairsFor(5_000), MIN_PAIRS);
+  assert.equal(pairsFor(0), MAX_PAIRS);
+  for (let ms = 1; ms < 2_000; ms += 7) assert.equal(pairsFor(ms) % 2, 1, `${ms} ms`);
+});
+
+Deno.test("measure() with no pair count takes as many pairs as the warm-up pair's time calls for", async () => {
+  let calls = 0;
+  const slow = () => new Promise<void>((resolve) => setTimeout(() => (calls++, resolve()), 5));
+  const times = await measure(undefined, slow, slow, () => {});
+  // A warm-up pair of about 10 ms: 4 s of budget is more than 41 such pairs.
+  assert.equal(times.a.length, MAX_PAIRS);
+  assert.equal(times.b.length, MAX_PAIRS);
+  assert.equal(calls, 2 * MAX_PAIRS + 2);
+});
+
 Deno.test("ratioLine() prints both medians, the ratio, the goal and MET or MISSED", () => {
   const idle = findGoal("1")!;
   assert.equal(
@@ -63,7 +86,7 @@ Deno.test("ratioLine() prints both medians, the ratio, the goal and MET or MISSE
 });
 
 Deno.test("parseBenchArgs() reads --pairs, --only (by id or name), --keep and --check, and refuses the rest", () => {
-  assert.deepEqual(parseBenchArgs([]), { pairs: 5, keep: false, check: false });
+  assert.deepEqual(parseBenchArgs([]), { keep: false, check: false }, "pairs: by each warm-up");
   const opts = parseBenchArgs(["--", "--pairs", "7", "--only", "audit", "--keep", "--check"]);
   assert.equal(opts.pairs, 7);
   assert.equal(opts.only?.id, "4b");

@@ -48,7 +48,11 @@ export type OrphanState =
   /** No agent runs: it ended, or its pid now belongs to another process. */
   | { kind: "gone"; reused?: string };
 
-/** Whether the journaled turn still runs, is past its turn limit, or is gone. */
+/**
+ * Whether the journaled turn still runs, is past its turn limit, or is gone. `now` (the wall
+ * clock) weighs the journaled deadline; a turn whose stamp its pid still has is weighed by how
+ * long it has run instead, and `now` only dates its start.
+ */
 export async function orphanState(turn: JournaledTurn, now = Date.now()): Promise<OrphanState> {
   const pid = turn.pid;
   if (pid === undefined) return { kind: "gone" };
@@ -130,6 +134,7 @@ export interface OrphanOptions {
    * so the tick's log says so before the grace period runs.
    */
   stopping?: (ranMs: number) => void;
+  /** The wall clock's time, as orphanState takes it. */
   now?: number;
   /** Between SIGTERM and SIGKILL; ORPHAN_GRACE_MS by default. */
   graceMs?: number;

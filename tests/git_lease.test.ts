@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { DEFAULT_REPO_CONFIG } from "../lib/config/repo_load.ts";
 import { Git } from "../lib/git/git.ts";
 import {
+  emptyTree,
   leaseRef,
   readLease,
   RELAY_REFSPECS,
@@ -317,5 +318,25 @@ Deno.test("lease guard: a renewal that cannot reach the remote decides nothing: 
     } finally {
       await role.release();
     }
+  });
+});
+
+Deno.test("emptyTree() writes the empty tree into each repository once, in that repository's object format", async () => {
+  await withEnv(async (dir) => {
+    const sha1 = new Git(join(dir, "sha1"));
+    const sha256 = new Git(join(dir, "sha256"));
+    await sh(dir, "init", "--quiet", "sha1");
+    await sh(dir, "init", "--quiet", "--object-format=sha256", "sha256");
+    const one = await emptyTree(sha1);
+    assert.equal(one, "4b825dc642cb6eb9a060e54bf8d69288fbee4904");
+    assert.equal(await sha1.out(["cat-file", "-t", one]), "tree");
+    // Kept for the process: asked again with no repository there, git is not run.
+    await Deno.rename(join(dir, "sha1", ".git"), join(dir, "sha1", ".git-away"));
+    assert.equal(await emptyTree(sha1), one);
+    await assert.rejects(sha1.out(["mktree"], { stdin: "" }), "git itself finds no repository");
+    // Per repository: the SHA-256 one is asked of git, not taken from above.
+    const two = await emptyTree(sha256);
+    assert.equal(two, "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321");
+    assert.equal(await sha256.out(["cat-file", "-t", two]), "tree");
   });
 });

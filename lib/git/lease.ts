@@ -69,9 +69,19 @@ export const RELAY_REFSPECS: readonly string[] = [
   `+refs/relay/prs/*:${MIRROR_PREFIX}prs/*`,
 ];
 
-/** The empty tree's sha, written into this repository (a lease carries no files). */
+/** The empty tree's sha per repository this process wrote it into (it never changes). */
+const emptyTrees = new Map<string, string>();
+
+/**
+ * The empty tree's sha, written into this repository (a lease carries no files): by `git mktree`
+ * once a process, as the repository's object format names it (SHA-1 or SHA-256).
+ */
 export async function emptyTree(git: Git): Promise<string> {
-  return await git.out(["mktree"], { stdin: "" });
+  const known = emptyTrees.get(git.cwd);
+  if (known !== undefined) return known;
+  const sha = await git.out(["mktree"], { stdin: "" });
+  emptyTrees.set(git.cwd, sha);
+  return sha;
 }
 
 /** Parses a lease commit's message; null when it is not a lease (never trusted further). */

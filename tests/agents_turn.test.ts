@@ -336,6 +336,19 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+/** The journaled turn is taken as lost to another process that has its pid now; none is stopped. */
+async function assertReused(turn: JournaledTurn): Promise<void> {
+  const reused = await orphanTurn(turn, {
+    stopping: () => assert.fail("another process is not stopped"),
+  });
+  assert.equal(reused.kind, "gone");
+  if (reused.kind !== "gone") return;
+  assert.match(
+    reused.reused ?? "",
+    new RegExp(`^pid ${turn.pid} now belongs to a process started`),
+  );
+}
+
 Deno.test("orphanTurn(): our turn within its limit is running, and is left alone", async () => {
   await using child = sleeper(true);
   const turn: JournaledTurn = {
@@ -392,16 +405,11 @@ Deno.test("orphanTurn(): a pid that is gone, or another process's now, is a lost
   assert.equal((await orphanTurn({})).kind, "gone");
 
   await using other = sleeper(true);
-  const reused = await orphanTurn(
-    { pid: other.pid, started: iso(Date.now() - 3_600_000), deadline: iso(Date.now() - 1) },
-    { stopping: () => assert.fail("another process is not stopped") },
-  );
-  assert.equal(reused.kind, "gone");
-  if (reused.kind !== "gone") return;
-  assert.match(
-    reused.reused ?? "",
-    new RegExp(`^pid ${other.pid} now belongs to a process started`),
-  );
+  await assertReused({
+    pid: other.pid,
+    started: iso(Date.now() - 3_600_000),
+    deadline: iso(Date.now() - 1),
+  });
   assert.equal(await isAlive(other.pid), true);
 });
 
@@ -446,16 +454,7 @@ Deno.test({
       `00000000-0000-0000-0000-000000000000:${ticks}`,
     ];
     for (const stamp of others) {
-      const reused = await orphanTurn(
-        { ...stepped, stamp },
-        { stopping: () => assert.fail("another process is not stopped") },
-      );
-      assert.equal(reused.kind, "gone");
-      if (reused.kind !== "gone") return;
-      assert.match(
-        reused.reused ?? "",
-        new RegExp(`^pid ${child.pid} now belongs to a process started`),
-      );
+      await assertReused({ ...stepped, stamp });
     }
     // Another stamp but ps's start time right: the same process seen from another time namespace
     // (a container with a boot-time offset shifts the ticks, not the wall clock). Ours.

@@ -335,6 +335,15 @@ Deno.test("parseProcStart() reads the boot id, the uptime and a stat line whose 
     { stamp: `${boot}:2382883`, elapsedMs: 1_670, zombie: false },
   );
   assert.equal(parseProcStart(`${boot}\n23830.50 1\n19967 (sh) Z ${rest}\n`)?.zombie, true);
+  // Read in a time namespace whose boot clock is 100.5 s ahead: ticks and uptime shifted alike.
+  const shifted = `${boot}\n23931.00 1\nmonotonic 0 0\nboottime 100 500000000\n19967 (sh) S ${
+    rest.replace("2382883", "2392933")
+  }\n`;
+  assert.deepEqual(parseProcStart(shifted), {
+    stamp: `${boot}:2382883`,
+    elapsedMs: 1_670,
+    zombie: false,
+  });
   assert.equal(parseProcStart(`${boot}\n23830.50 1\n`), null, "no stat line");
   assert.equal(parseProcStart(`${boot}\n23830.50 1\n19967 (sh) S 1 2 3\n`), null, "cut short");
   assert.equal(parseProcStart(`\nup\n19967 (sh) S ${rest}\n`), null);
@@ -359,6 +368,29 @@ Deno.test({
       assert.ok(self !== null);
       assert.notEqual(self.stamp, first.stamp, "another process, another stamp");
       assert.equal(self.stamp.split(":")[0], first.stamp.split(":")[0], "one boot");
+      // Read from a time namespace with another boot clock (where this machine lets a user
+      // make one): the same stamp.
+      const files = ["/proc/sys/kernel/random/boot_id", "/proc/uptime"];
+      const inside = await new Deno.Command("unshare", {
+        args: [
+          "-Ur",
+          "-T",
+          "--boottime",
+          "100000",
+          "--",
+          "cat",
+          ...files,
+          "/proc/self/timens_offsets",
+          `/proc/${child.pid}/stat`,
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).output().catch(() => null);
+      if (inside?.success) {
+        const text = new TextDecoder().decode(inside.stdout);
+        assert.match(text, /^boottime\s+100000\s/m);
+        assert.equal(parseProcStart(text)?.stamp, first.stamp);
+      }
     } finally {
       child.kill("SIGKILL");
       await child.status;

@@ -58,13 +58,8 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
   if (pid === undefined) return { kind: "gone" };
   if (turn.stamp !== undefined) {
     const seen = await procStart(pid);
-    // The same stamp: our turn, for sure, whatever the wall clock did. Another stamp is another
-    // process but for one case, which ps's start time below tells apart: a reader in another
-    // time namespace (a container with a boot-time offset) sees the same process's ticks
-    // shifted. Unreadable: no such pid now (isAlive says so below), or not Linux any more.
-    if (seen !== null && (seen.zombie || seen.stamp === turn.stamp)) {
-      return stampedState(turn, seen, now);
-    }
+    // Unreadable: no such pid now (isAlive says so below), or not Linux any more.
+    if (seen !== null) return stampedState(pid, turn, turn.stamp, seen, now);
   }
   if (!(await isAlive(pid))) return { kind: "gone" };
   // Journals written before start times were recorded: nothing to check against.
@@ -86,16 +81,32 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
   return { kind: "running" };
 }
 
-/** The turn limit as journaled (deadline - started, read together: no clock step between). */
+/**
+ * The turn limit as journaled (deadline - started, read together: no clock step between); NaN
+ * with none, or with one no tick writes (not after its start).
+ */
 function limitOf(turn: JournaledTurn): number {
-  return turn.deadline === undefined || turn.started === undefined
+  const limit = turn.deadline === undefined || turn.started === undefined
     ? NaN
     : Date.parse(turn.deadline) - Date.parse(turn.started);
+  return limit > 0 ? limit : NaN;
 }
 
-/** The state of a turn whose journaled stamp its pid still has, by the process's own clock. */
-function stampedState(turn: JournaledTurn, seen: ProcStart, now: number): OrphanState {
+/** The state of a turn whose stamp was journaled, by the process's own clock. */
+function stampedState(
+  pid: number,
+  turn: JournaledTurn,
+  stamp: string,
+  seen: ProcStart,
+  now: number,
+): OrphanState {
   if (seen.zombie) return { kind: "gone" };
+  if (seen.stamp !== stamp) {
+    return {
+      kind: "gone",
+      reused: `pid ${pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
+    };
+  }
   const limit = limitOf(turn);
   if (!Number.isNaN(limit) && seen.elapsedMs > limit) {
     return { kind: "overdue", startedMs: now - seen.elapsedMs };

@@ -47,10 +47,13 @@ export async function processStartTime(pid: number): Promise<Date | null> {
  * that boot at which it was forked (`/proc/<pid>/stat`, field 22) name it for good: a pid the
  * kernel hands out again gets a later start, a reboot a new boot id. How long it has run is read
  * on the same clock. ps's start time, by contrast, is the wall clock's, which NTP or a resumed
- * laptop may step by minutes while an agent runs.
+ * laptop may step by minutes while an agent runs. /proc shows start ticks and uptime shifted by
+ * the reader's time namespace (a container may set a boot-time offset): the ticks are taken back
+ * to the host's boot clock by that offset (`/proc/self/timens_offsets`), so two readers in
+ * different namespaces name one process alike.
  */
 export interface ProcStart {
-  /** `<boot id>:<start ticks>`. */
+  /** `<boot id>:<start ticks on the host's boot clock>`. */
   stamp: string;
   elapsedMs: number;
   zombie: boolean;
@@ -65,38 +68,55 @@ const USER_HZ = 100;
  */
 export async function procStart(pid: number): Promise<ProcStart | null> {
   if (Deno.build.os !== "linux" || !Number.isSafeInteger(pid) || pid <= 0) return null;
-  const files = ["/proc/sys/kernel/random/boot_id", "/proc/uptime", `/proc/${pid}/stat`];
+  // In this order; the offsets file is absent on a kernel built without time namespaces.
+  const files = [
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/uptime",
+    "/proc/self/timens_offsets",
+    `/proc/${pid}/stat`,
+  ];
+  const read = await Promise.allSettled(files.map((file) => Deno.readTextFile(file)));
   let text: string;
-  try {
-    text = (await Promise.all(files.map((file) => Deno.readTextFile(file)))).join("");
-  } catch (err) {
-    // Anything but Deno's refusal (it reads /proc only with --allow-all) is a pid gone meanwhile
-    // (NotFound, or ESRCH between open and read) or a /proc that is not there.
-    if (!(err instanceof Deno.errors.NotCapable)) return null;
-    // `cat` may read it under --allow-run.
+  if (read.some((r) => r.status === "rejected" && r.reason instanceof Deno.errors.NotCapable)) {
+    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run. It prints
+    // the files it can in order, so a missing one is simply not there (its exit is then 1).
     const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true }).catch(() => null);
-    if (out === null || out.code !== 0) return null;
+    if (out === null) return null;
     text = out.stdout;
+  } else {
+    // A pid gone meanwhile: NotFound, or ESRCH between open and read.
+    text = read.map((r) => r.status === "fulfilled" ? r.value : "").join("");
   }
   return parseProcStart(text);
 }
 
-/** The boot id line, the uptime line, then the stat line, as `procStart` reads them. */
+/**
+ * The boot id line, the uptime line, the time namespace's offsets (two lines, when there) and
+ * the stat line, as `procStart` reads them; null without a whole stat line.
+ */
 export function parseProcStart(text: string): ProcStart | null {
-  const first = text.indexOf("\n");
-  const second = text.indexOf("\n", first + 1);
-  if (first < 0 || second < 0) return null;
-  const boot = text.slice(0, first).trim();
-  const uptime = Number(text.slice(first + 1, second).trim().split(/\s+/)[0]);
-  const stat = text.slice(second + 1);
+  const lines = text.split("\n");
+  const boot = lines[0]?.trim() ?? "";
+  const uptime = Number(lines[1]?.trim().split(/\s+/)[0]);
+  let rest = 2;
+  let offsetTicks = 0;
+  if (/^monotonic\s/.test(lines[2] ?? "")) {
+    const m = /^boottime\s+(-?\d+)\s+(\d+)\s*$/.exec(lines[3] ?? "");
+    if (m === null) return null;
+    offsetTicks = Number(m[1]) * USER_HZ + Math.floor(Number(m[2]) / (1e9 / USER_HZ));
+    rest = 4;
+  }
+  const stat = lines.slice(rest).join("\n");
   // The name in parentheses may hold anything, spaces and ")" included: fields follow the last ")".
-  const fields = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/);
+  const close = stat.lastIndexOf(")");
+  const fields = stat.slice(close + 1).trim().split(/\s+/);
   // fields[0] is field 3 (the state letter); field 22 is the start time in ticks.
   const ticks = fields[19];
-  if (boot === "" || !Number.isFinite(uptime) || stat.lastIndexOf(")") < 0) return null;
+  if (!/^[0-9a-f-]{8,}$/.test(boot) || !Number.isFinite(uptime) || close < 0) return null;
   if (ticks === undefined || !/^\d+$/.test(ticks)) return null;
   return {
-    stamp: `${boot}:${ticks}`,
+    stamp: `${boot}:${Number(ticks) - offsetTicks}`,
+    // Start ticks and uptime are shifted alike by the namespace: their difference is not.
     elapsedMs: Math.max(0, Math.round(uptime * 1000 - (Number(ticks) * 1000) / USER_HZ)),
     zombie: fields[0] === "Z",
   };

@@ -82,14 +82,13 @@ export async function orphanState(turn: JournaledTurn, now = Date.now()): Promis
 }
 
 /**
- * The turn limit as journaled (deadline - started, read together: no clock step between); NaN
- * with none, or with one no tick writes (not after its start).
+ * The turn limit as journaled (deadline - started, read together: no clock step between);
+ * undefined with none, or with one no tick writes (not after its start).
  */
-function limitOf(turn: JournaledTurn): number {
-  const limit = turn.deadline === undefined || turn.started === undefined
-    ? NaN
-    : Date.parse(turn.deadline) - Date.parse(turn.started);
-  return limit > 0 ? limit : NaN;
+export function turnLimitMs(turn: JournaledTurn): number | undefined {
+  if (turn.deadline === undefined || turn.started === undefined) return undefined;
+  const limit = Date.parse(turn.deadline) - Date.parse(turn.started);
+  return limit > 0 ? limit : undefined;
 }
 
 /** The state of a turn whose stamp was journaled, by the process's own clock. */
@@ -107,8 +106,8 @@ function stampedState(
       reused: `pid ${pid} now belongs to another process (${seen.stamp}, not ${stamp})`,
     };
   }
-  const limit = limitOf(turn);
-  if (!Number.isNaN(limit) && seen.elapsedMs > limit) {
+  const limit = turnLimitMs(turn);
+  if (limit !== undefined && seen.elapsedMs > limit) {
     return { kind: "overdue", startedMs: now - seen.elapsedMs };
   }
   return { kind: "running" };
@@ -119,8 +118,8 @@ function stampedState(
  * ran, not by its journaled deadline, which a step of the wall clock may have put ahead.
  */
 export function overdueText(turn: JournaledTurn, ranMs: number): string {
-  const limit = limitOf(turn);
-  return `ran ${formatDuration(ranMs)}${Number.isNaN(limit) ? "" : ` of ${formatDuration(limit)}`}`;
+  const limit = turnLimitMs(turn);
+  return `ran ${formatDuration(ranMs)}${limit === undefined ? "" : ` of ${formatDuration(limit)}`}`;
 }
 
 /** SIGTERM to the orphan's process group, SIGKILL after the grace period. True when it is gone. */

@@ -8,6 +8,7 @@ import {
   type OrphanState,
   orphanState as turnState,
   stopOrphan,
+  turnLimitMs,
 } from "../agents/orphan.ts";
 import type { Journal } from "../state/journal.ts";
 
@@ -22,6 +23,11 @@ export function journaledAgent(journal: Journal): JournaledTurn {
     deadline: journal.agentDeadline,
     stamp: journal.agentStamp,
   };
+}
+
+/** The turn limit the journal recorded at launch (the orphan path has no other record of it). */
+export function agentLimitMs(journal: Journal): number | undefined {
+  return turnLimitMs(journaledAgent(journal));
 }
 
 /** Whether the journaled agent still runs, is past its turn limit, or is gone. */

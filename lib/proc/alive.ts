@@ -23,24 +23,35 @@ export async function psAlive(pid: number): Promise<boolean> {
 }
 
 async function procAlive(pid: number): Promise<boolean> {
-  const path = `/proc/${pid}/stat`;
-  let stat: string;
-  try {
-    stat = await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    if (!(err instanceof Deno.errors.NotCapable)) throw err;
-    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run.
-    const out = await run(["cat", "--", path], { cwd: "/", allowFail: true });
-    if (out.code !== 0) return false;
-    stat = out.stdout;
+  const stat = await readProc([`/proc/${pid}/stat`]);
+  return stat !== "" && procState(stat) !== "Z";
+}
+
+/**
+ * What of `files` (under /proc) can be read, in their order, joined: a file that is not there
+ * (a pid gone, even between open and read) is left out. Deno reads /proc only with
+ * --allow-all; `cat` may read it under --allow-run, and prints what it can in order too.
+ */
+export async function readProc(files: readonly string[]): Promise<string> {
+  const read = await Promise.allSettled(files.map((file) => Deno.readTextFile(file)));
+  if (read.some((r) => r.status === "rejected" && r.reason instanceof Deno.errors.NotCapable)) {
+    const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true }).catch(() => null);
+    return out?.stdout ?? "";
   }
-  return procState(stat) !== "Z";
+  return read.map((r) => r.status === "fulfilled" ? r.value : "").join("");
+}
+
+/**
+ * The fields of a /proc/<pid>/stat line from the third on (the state letter first): those after
+ * the parenthesised name, which may hold anything, spaces and ")" included. Null when there is
+ * no name.
+ */
+export function statFields(stat: string): string[] | null {
+  const close = stat.lastIndexOf(")");
+  return close < 0 ? null : stat.slice(close + 1).trim().split(/\s+/);
 }
 
 /** The state letter of a /proc/<pid>/stat line (the field after the parenthesised name). */
 export function procState(stat: string): string | undefined {
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return undefined;
-  return stat.slice(close + 1).trim().split(/\s+/)[0];
+  return statFields(stat)?.[0];
 }

@@ -3,6 +3,7 @@
  * to tell the agent it journaled from an unrelated process that got the same
  * pid after the agent ended.
  */
+import { readProc, statFields } from "./alive.ts";
 import { run } from "./run.ts";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -69,25 +70,14 @@ const USER_HZ = 100;
 export async function procStart(pid: number): Promise<ProcStart | null> {
   if (Deno.build.os !== "linux" || !Number.isSafeInteger(pid) || pid <= 0) return null;
   // In this order; the offsets file is absent on a kernel built without time namespaces.
-  const files = [
-    "/proc/sys/kernel/random/boot_id",
-    "/proc/uptime",
-    "/proc/self/timens_offsets",
-    `/proc/${pid}/stat`,
-  ];
-  const read = await Promise.allSettled(files.map((file) => Deno.readTextFile(file)));
-  let text: string;
-  if (read.some((r) => r.status === "rejected" && r.reason instanceof Deno.errors.NotCapable)) {
-    // Deno reads /proc only with --allow-all; `cat` may read it under --allow-run. It prints
-    // the files it can in order, so a missing one is simply not there (its exit is then 1).
-    const out = await run(["cat", "--", ...files], { cwd: "/", allowFail: true }).catch(() => null);
-    if (out === null) return null;
-    text = out.stdout;
-  } else {
-    // A pid gone meanwhile: NotFound, or ESRCH between open and read.
-    text = read.map((r) => r.status === "fulfilled" ? r.value : "").join("");
-  }
-  return parseProcStart(text);
+  return parseProcStart(
+    await readProc([
+      "/proc/sys/kernel/random/boot_id",
+      "/proc/uptime",
+      "/proc/self/timens_offsets",
+      `/proc/${pid}/stat`,
+    ]),
+  );
 }
 
 /**
@@ -106,13 +96,10 @@ export function parseProcStart(text: string): ProcStart | null {
     offsetTicks = Number(m[1]) * USER_HZ + Math.floor(Number(m[2]) / (1e9 / USER_HZ));
     rest = 4;
   }
-  const stat = lines.slice(rest).join("\n");
-  // The name in parentheses may hold anything, spaces and ")" included: fields follow the last ")".
-  const close = stat.lastIndexOf(")");
-  const fields = stat.slice(close + 1).trim().split(/\s+/);
+  const fields = statFields(lines.slice(rest).join("\n"));
   // fields[0] is field 3 (the state letter); field 22 is the start time in ticks.
-  const ticks = fields[19];
-  if (!/^[0-9a-f-]{8,}$/.test(boot) || !Number.isFinite(uptime) || close < 0) return null;
+  const ticks = fields?.[19];
+  if (!/^[0-9a-f-]{8,}$/.test(boot) || !Number.isFinite(uptime) || fields === null) return null;
   if (ticks === undefined || !/^\d+$/.test(ticks)) return null;
   return {
     stamp: `${boot}:${Number(ticks) - offsetTicks}`,

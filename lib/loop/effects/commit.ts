@@ -18,7 +18,8 @@ import { judgeTurn } from "../../task/judge.ts";
 import { commitLeftovers, savePaperwork } from "../branch_commit.ts";
 import { checkAgentStayedInBounds } from "../turn_guard.ts";
 import { briefOf, type ExecContext, ready } from "./context.ts";
-import { readAgentReport, saveAgentReport, turnLimitMs } from "./report.ts";
+import { readAgentReport, saveAgentReport } from "./report.ts";
+import { agentLimitMs } from "../orphan.ts";
 
 type Tick = ExecContext;
 
@@ -67,7 +68,7 @@ export async function guardAndCommit(tick: Tick, s: ExecutorState): Promise<Exec
     const own = await readAgentReport(runDir, brief);
     ({ outcome, failure } = judgeTurn(
       journal.agent,
-      turnLimitMs(journal),
+      agentLimitMs(journal),
       own.problem ? null : own.report?.outcome ?? null,
       own.problem,
     ));

@@ -55,13 +55,6 @@ export async function readAgentReport(runDir: string, brief: Brief): Promise<Age
   return { report, problem: null };
 }
 
-/** The turn limit the journal recorded at launch (the orphan path has no other record of it). */
-
-export function turnLimitMs(journal: Journal): number | undefined {
-  if (!journal.agentStarted || !journal.agentDeadline) return undefined;
-  return Date.parse(journal.agentDeadline) - Date.parse(journal.agentStarted);
-}
-
 /** relay's evidence for the run's head: saved once per head, so a resumed tick never reruns the bar. */
 export async function savedEvidence(runDir: string, head: string): Promise<Evidence[] | null> {
   const saved = await readJson<{ head: string; evidence: Evidence[] }>(

@@ -297,6 +297,35 @@ git push -q origin "$merge:refs/heads/main"
 git merge -q --ff-only "$merge"
 `;
 
+/**
+ * The git processes relay started, from one command's trace2 events (GIT_TRACE2_EVENT): those
+ * whose argv carries relay's own `-c core.fsmonitor=false` (an agent's git and the processes git
+ * starts itself do not), and the sum of their run times. A `cat-file --batch` reader stays open
+ * for the whole command, beside the others: counted, but its time is left out of the sum.
+ */
+export function gitProcesses(events: string): { count: number; ms: number } {
+  const started = new Map<string, boolean>();
+  let ms = 0;
+  for (const line of events.split("\n")) {
+    if (line === "") continue;
+    const event = JSON.parse(line) as {
+      event?: string;
+      sid?: string;
+      argv?: unknown;
+      t_abs?: number;
+    };
+    if (event.sid === undefined) continue;
+    if (event.event === "start") {
+      const argv = Array.isArray(event.argv) ? event.argv : [];
+      if (argv[1] !== "-c" || argv[2] !== "core.fsmonitor=false") continue;
+      started.set(event.sid, argv.some((a) => /^--batch(-check|-command)?(=|$)/.test(String(a))));
+    } else if (event.event === "exit" && started.get(event.sid) === false) {
+      ms += (event.t_abs ?? 0) * 1000;
+    }
+  }
+  return { count: started.size, ms };
+}
+
 /** A fast-import stream: one commit on main holding `files` in total (3 of them relay's). */
 export function treeStream(files: number, when = 1_700_000_000): string {
   const parts: string[] = [];
@@ -388,28 +417,27 @@ class Fixture {
   }
 
   /**
-   * One more cycle with git's trace2 events on, and how many git processes relay started in
-   * each command: those whose argv carries relay's own `-c core.fsmonitor=false` (an agent's
-   * git and the processes git starts itself do not). Its times are left out of the medians.
+   * One more cycle with git's trace2 events on: how many git processes relay started in each
+   * command, and how long they ran (gitProcesses). Its times are left out of the medians.
    */
   async gitCount(): Promise<string> {
     const trace = await Deno.makeTempDir({ dir: this.dir, prefix: "trace-" });
     const timed = new Map([...this.steps].map(([step, times]) => [step, [...times]]));
     await this.cycle(trace);
+    const traced = new Map([...this.steps].map(([step, times]) => [step, times.at(-1) ?? 0]));
     for (const [step, times] of timed) this.steps.set(step, times);
     const counts: string[] = [];
     let all = 0;
     for (const step of ["inbox add", "promote", "poll", "review"]) {
-      const events = await Deno.readTextFile(join(trace, step)).catch(() => "");
-      const n = events.split("\n").filter((line) => {
-        if (!line.includes('"event":"start"')) return false;
-        const argv: unknown = JSON.parse(line).argv;
-        return Array.isArray(argv) && argv[1] === "-c" && argv[2] === "core.fsmonitor=false";
-      }).length;
-      counts.push(`${step} ${n}`);
-      all += n;
+      const git = gitProcesses(await Deno.readTextFile(join(trace, step)).catch(() => ""));
+      counts.push(
+        git.count === 0
+          ? `${step} 0`
+          : `${step} ${git.count} (${formatMs(git.ms)} of its ${formatMs(traced.get(step) ?? 0)})`,
+      );
+      all += git.count;
     }
-    return `${counts.join(" · ")} (${all} in all)`;
+    return `${counts.join(" · ")}; ${all} in all`;
   }
 
   /** The median of each command across the cycles so far: where relay's side spends its time. */
@@ -577,7 +605,8 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
           } → ${((besides + b) / b).toFixed(2)}× the git script; relay's cycle ${
             (a / (besides + b)).toFixed(2)
           }× that` +
-          `\n  git processes relay started (one more cycle, traced): ${await fx.gitCount()}`;
+          `\n  git processes relay started in one more cycle (traced), and how long they ran: ${await fx
+            .gitCount()}`;
       },
       b: async () => {
         await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {

@@ -9,6 +9,7 @@ import {
   alternation,
   findGoal,
   formatMs,
+  gitProcesses,
   GOALS,
   historyStream,
   MAX_PAIRS,
@@ -145,6 +146,77 @@ Deno.test("the fast-import streams build a tree of exactly N files and N paperwo
       await git(repo, ["show", "--name-only", "--format=%s", "main"]),
       "Task #30: status — SHIPPED (task-30)\n\nCOWORK-STATUS.md",
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("gitProcesses() counts the git processes relay started (its -c core.fsmonitor=false) and sums their run times, a batch reader's left out", () => {
+  const start = (sid: string, ...argv: string[]) =>
+    JSON.stringify({
+      event: "start",
+      sid,
+      time: "2026-12-07T00:00:00.000000Z",
+      t_abs: 0.0004,
+      argv,
+    });
+  const exit = (sid: string, seconds: number) =>
+    JSON.stringify({ event: "exit", sid, t_abs: seconds, code: 0 });
+  const relay = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
+  const events = [
+    start("a", ...relay, "fetch", "--quiet", "--", "origin"),
+    start("a/b", "/usr/lib/git-core/git", "maintenance", "run", "--auto"), // git's own child
+    exit("a/b", 0.002),
+    exit("a", 0.0125),
+    start("c", ...relay, "--git-dir=/r/.git", "cat-file", "--batch-check=%(objectname)"),
+    start("d", "git", "commit", "-q", "-m", "the agent's"), // not relay's
+    exit("d", 0.02),
+    start("e", ...relay, "status", "--porcelain=v1", "-z"),
+    exit("e", 0.003),
+    exit("c", 0.4), // open the whole command: counted, not timed
+    "",
+  ].join("\n");
+  const got = gitProcesses(events);
+  assert.equal(got.count, 3);
+  assert.ok(Math.abs(got.ms - 15.5) < 1e-9, String(got.ms));
+  assert.deepEqual(gitProcesses(""), { count: 0, ms: 0 });
+});
+
+Deno.test("gitProcesses() reads what git 2.x writes to GIT_TRACE2_EVENT", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-bench-test-" });
+  try {
+    await git(dir, ["init", "--quiet", "--initial-branch=main", "repo"]);
+    const repo = join(dir, "repo");
+    const trace = join(dir, "trace");
+    const env = {
+      GIT_TRACE2_EVENT: trace,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+    };
+    const run = async (args: string[], stdin?: string) => {
+      const child = new Deno.Command("git", {
+        args,
+        cwd: repo,
+        env,
+        stdin: stdin === undefined ? "null" : "piped",
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      if (stdin !== undefined) {
+        const w = child.stdin.getWriter();
+        await new Promise((r) => setTimeout(r, 300));
+        await w.write(new TextEncoder().encode(stdin));
+        await w.close();
+      }
+      assert.equal((await child.status).code, 0, args.join(" "));
+    };
+    await run(["-c", "core.fsmonitor=false", "status", "--porcelain=v1"]);
+    await run(["status"]);
+    await run(["-c", "core.fsmonitor=false", "cat-file", "--batch-check"], "HEAD\n");
+    const got = gitProcesses(await Deno.readTextFile(trace));
+    assert.equal(got.count, 2);
+    // The batch reader ran 300 ms or more; only the status is summed.
+    assert.ok(got.ms > 0 && got.ms < 300, String(got.ms));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -102,8 +102,16 @@ Deno.test("parseBenchArgs() reads --pairs, --only (by id or name), --keep and --
   assert.throws(() => parseBenchArgs(["--fast"]));
 });
 
-/** Runs git in `cwd` with no global or system config; stdout trimmed. */
-async function git(cwd: string, args: string[], stdin?: string): Promise<string> {
+/**
+ * Runs git in `cwd` with no global or system config; stdout trimmed. `env`: more variables;
+ * `stdinAfterMs`: how long the process waits for its stdin (a reader kept open that long).
+ */
+async function git(
+  cwd: string,
+  args: string[],
+  stdin?: string,
+  opts: { env?: Record<string, string>; stdinAfterMs?: number } = {},
+): Promise<string> {
   const child = new Deno.Command("git", {
     args,
     cwd,
@@ -111,6 +119,7 @@ async function git(cwd: string, args: string[], stdin?: string): Promise<string>
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       GIT_CONFIG_GLOBAL: "/dev/null",
       GIT_CONFIG_NOSYSTEM: "1",
+      ...opts.env,
     },
     clearEnv: true,
     stdin: stdin === undefined ? "null" : "piped",
@@ -119,6 +128,7 @@ async function git(cwd: string, args: string[], stdin?: string): Promise<string>
   }).spawn();
   if (stdin !== undefined) {
     const w = child.stdin.getWriter();
+    if (opts.stdinAfterMs) await new Promise((r) => setTimeout(r, opts.stdinAfterMs));
     await w.write(new TextEncoder().encode(stdin));
     await w.close();
   }
@@ -188,31 +198,13 @@ Deno.test("gitProcesses() reads what git 2.x writes to GIT_TRACE2_EVENT", async 
     await git(dir, ["init", "--quiet", "--initial-branch=main", "repo"]);
     const repo = join(dir, "repo");
     const trace = join(dir, "trace");
-    const env = {
-      GIT_TRACE2_EVENT: trace,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: "/dev/null",
-    };
-    const run = async (args: string[], stdin?: string) => {
-      const child = new Deno.Command("git", {
-        args,
-        cwd: repo,
-        env,
-        stdin: stdin === undefined ? "null" : "piped",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      if (stdin !== undefined) {
-        const w = child.stdin.getWriter();
-        await new Promise((r) => setTimeout(r, 300));
-        await w.write(new TextEncoder().encode(stdin));
-        await w.close();
-      }
-      assert.equal((await child.status).code, 0, args.join(" "));
-    };
-    await run(["-c", "core.fsmonitor=false", "status", "--porcelain=v1"]);
-    await run(["status"]);
-    await run(["-c", "core.fsmonitor=false", "cat-file", "--batch-check"], "HEAD\n");
+    const env = { GIT_TRACE2_EVENT: trace };
+    await git(repo, ["-c", "core.fsmonitor=false", "status", "--porcelain=v1"], undefined, { env });
+    await git(repo, ["status"], undefined, { env });
+    await git(repo, ["-c", "core.fsmonitor=false", "cat-file", "--batch-check"], "HEAD\n", {
+      env,
+      stdinAfterMs: 300,
+    });
     const got = gitProcesses(await Deno.readTextFile(trace));
     assert.equal(got.count, 2);
     // The batch reader ran 300 ms or more; only the status is summed.

@@ -161,7 +161,7 @@ Deno.test("the fast-import streams build a tree of exactly N files and N paperwo
   }
 });
 
-Deno.test("gitProcesses() counts the git processes relay started (its -c core.fsmonitor=false) and sums their run times, a batch reader's left out", () => {
+Deno.test("gitProcesses() counts the git processes relay started (its -c core.fsmonitor=false) and sums their run times, the open ref resolver's left out", () => {
   const start = (sid: string, ...argv: string[]) =>
     JSON.stringify({
       event: "start",
@@ -170,25 +170,30 @@ Deno.test("gitProcesses() counts the git processes relay started (its -c core.fs
       t_abs: 0.0004,
       argv,
     });
-  const exit = (sid: string, seconds: number) =>
-    JSON.stringify({ event: "exit", sid, t_abs: seconds, code: 0 });
+  const end = (sid: string, seconds: number, event = "exit") =>
+    JSON.stringify({ event, sid, t_abs: seconds, code: 0 });
   const relay = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
   const events = [
     start("a", ...relay, "fetch", "--quiet", "--", "origin"),
     start("a/b", "/usr/lib/git-core/git", "maintenance", "run", "--auto"), // git's own child
-    exit("a/b", 0.002),
-    exit("a", 0.0125),
+    end("a/b", 0.002),
+    end("a", 0.0125),
     start("c", ...relay, "--git-dir=/r/.git", "cat-file", "--batch-check=%(objectname)"),
-    start("d", "git", "commit", "-q", "-m", "the agent's"), // not relay's
-    exit("d", 0.02),
+    start("d", "git", "-c", "user.name=x", "commit", "-q", "-m", "the agent's"), // not relay's
+    end("d", 0.02),
     start("e", ...relay, "status", "--porcelain=v1", "-z"),
-    exit("e", 0.003),
-    exit("c", 0.4), // open the whole command: counted, not timed
+    end("e", 0.003),
+    start("f", ...relay, "cat-file", "--batch"), // a one-shot batch read: timed
+    end("f", 0.001),
+    start("g", ...relay, "push", "--porcelain", "--", "origin", "main"),
+    end("g", 0.004, "signal"), // SIGPIPE: git says when
+    start("h", ...relay, "push", "--porcelain", "--", "origin", "main"), // SIGKILL: no end
+    end("c", 0.4), // open the whole command: counted, not timed
     "",
   ].join("\n");
   const got = gitProcesses(events);
-  assert.equal(got.count, 3);
-  assert.ok(Math.abs(got.ms - 15.5) < 1e-9, String(got.ms));
+  assert.equal(got.count, 6);
+  assert.ok(Math.abs(got.ms - 20.5) < 1e-9, String(got.ms));
   assert.deepEqual(gitProcesses(""), { count: 0, ms: 0 });
 });
 
@@ -201,14 +206,16 @@ Deno.test("gitProcesses() reads what git 2.x writes to GIT_TRACE2_EVENT", async 
     const env = { GIT_TRACE2_EVENT: trace };
     await git(repo, ["-c", "core.fsmonitor=false", "status", "--porcelain=v1"], undefined, { env });
     await git(repo, ["status"], undefined, { env });
-    await git(repo, ["-c", "core.fsmonitor=false", "cat-file", "--batch-check"], "HEAD\n", {
+    // The resolver's shape (lib/git/resolver.ts), kept open a second.
+    const resolver = ["-c", "core.fsmonitor=false", `--git-dir=${join(repo, ".git")}`, "cat-file"];
+    await git(repo, [...resolver, "--batch-check=%(objectname)"], "HEAD\n", {
       env,
-      stdinAfterMs: 300,
+      stdinAfterMs: 1000,
     });
     const got = gitProcesses(await Deno.readTextFile(trace));
     assert.equal(got.count, 2);
-    // The batch reader ran 300 ms or more; only the status is summed.
-    assert.ok(got.ms > 0 && got.ms < 300, String(got.ms));
+    // The resolver was open a second; only the status is summed.
+    assert.ok(got.ms > 0 && got.ms < 500, String(got.ms));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

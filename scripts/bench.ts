@@ -432,10 +432,9 @@ class Fixture {
    */
   async gitCount(): Promise<string> {
     const trace = await Deno.makeTempDir({ dir: this.dir, prefix: "trace-" });
-    const timed = new Map([...this.steps].map(([step, times]) => [step, [...times]]));
     await this.cycle(trace);
-    const traced = new Map([...this.steps].map(([step, times]) => [step, times.at(-1) ?? 0]));
-    for (const [step, times] of timed) this.steps.set(step, times);
+    // Its times come off the medians' lists: each command's last one.
+    const traced = new Map([...this.steps].map(([step, times]) => [step, times.pop() ?? 0]));
     const counts: string[] = [];
     let all = 0;
     for (const step of ["inbox add", "promote", "poll", "review"]) {
@@ -605,6 +604,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
           floor.push(performance.now() - start);
         }
         const besides = median(floor);
+        const git = await fx.gitCount();
         return `relay's side, median per command: ${fx.breakdown()}\n  ` +
           `the cycle's processes besides git (4 relay starts, 5 instant agent turns): ${
             formatMs(besides)
@@ -613,8 +613,7 @@ const SETUPS: Record<string, (bench: Bench) => Promise<Sides>> = {
           } → ${((besides + b) / b).toFixed(2)}× the git script; relay's cycle ${
             (a / (besides + b)).toFixed(2)
           }× that` +
-          `\n  git processes relay started in one more cycle (traced), and their time by git's clock (process starts not in it): ${await fx
-            .gitCount()}`;
+          `\n  git processes relay started in one more cycle (traced), and their time by git's clock (process starts not in it): ${git}`;
       },
       b: async () => {
         await run("bash", [bench.file("git-cycle.sh"), String(++plain.task)], {

@@ -89,11 +89,12 @@ export async function runExecutorTurn(
 export async function checkOrphanTurn(tick: ExecContext, s: ExecutorState): Promise<ExecutorEvent> {
   const journal = s.run!;
   const pid = journal.agentPid!;
-  const orphan = await orphanTurn(journaledAgent(journal), {
+  const turn = journaledAgent(journal);
+  const orphan = await orphanTurn(turn, {
     stopping: (ranMs) =>
       tick.log.step(
         `the agent of run ${journal.runId} (pid ${pid}) outlived its tick and passed its turn limit (${
-          overdueText(journaledAgent(journal), ranMs)
+          overdueText(turn, ranMs)
         }); stopping its process group`,
       ),
   });

@@ -14,7 +14,7 @@ import { readLegacy } from "../../config/legacy.ts";
 import { CONFIG_PATH } from "../../config/repo_load.ts";
 import { resolveTaskConfig, startLine, type TaskConfig } from "../../config/task_config.ts";
 import { requireRoleProgram } from "../../agents/turn.ts";
-import { programSeen } from "../../agents/program_seen.ts";
+import { programLooks, programSeen } from "../../agents/program_seen.ts";
 import { stamped } from "../../proc/log.ts";
 import { type BriefRef, ownerOf, readTask, updateTask } from "../../state/tasks.ts";
 import type { StatePaths } from "../../state/paths.ts";
@@ -95,9 +95,10 @@ export async function freezeTask(tick: ExecContext, brief: BriefRef, r: Ready): 
     at: new Date().toISOString(),
     ...(tick.brief?.acceptance ? { briefAcceptance: tick.brief.acceptance } : {}),
   });
+  const looks = programLooks();
   for (const role of ["executor", "reviewer", "security"] as const) {
     const preset: RoleName = role === "executor" ? "executor" : "reviewer";
-    const seen = await programSeen(preset, resolved.roles[role].spec, tick.repo.root);
+    const seen = await programSeen(preset, resolved.roles[role].spec, tick.repo.root, looks);
     if (seen) resolved.roles[role].program = seen;
   }
   const kept = await updateTask(tick.state, task, (record) => {

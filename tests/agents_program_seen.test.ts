@@ -1,0 +1,80 @@
+/**
+ * programSeen(): what a task records of the program each role starts. Roles that start the
+ * same program share one look (ProgramLooks): its file is hashed, and an agent CLI asked its
+ * --version, once; a new look sees the program as it is then.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { RoleSpec } from "../lib/config/profile.ts";
+import { programLooks, programSeen } from "../lib/agents/program_seen.ts";
+import { sha256 } from "../lib/proc/hash.ts";
+
+/** A fake claude on a PATH of its own that notes each --version it answers in `asked`. */
+async function fakeClaude(dir: string, version: string): Promise<{ bin: string; asked: string }> {
+  const bin = join(dir, "bin");
+  const asked = join(dir, "asked");
+  await Deno.mkdir(bin, { recursive: true });
+  const program = join(bin, "claude");
+  await Deno.writeTextFile(program, `#!/bin/sh\necho "$1" >> "${asked}"\necho "${version}"\n`);
+  await Deno.chmod(program, 0o755);
+  return { bin, asked };
+}
+
+async function askedCount(asked: string): Promise<number> {
+  const text = await Deno.readTextFile(asked).catch(() => "");
+  return text.split("\n").filter((l) => l === "--version").length;
+}
+
+function claude(bin: string, env: Record<string, string> = {}): RoleSpec {
+  return { vendor: "claude", model: "m", timeoutMs: 1, env: { PATH: bin, ...env } };
+}
+
+Deno.test("programSeen(): the executor, reviewer and security roles on one claude share a look: its --version is asked once, its hash read once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
+  try {
+    const { bin, asked } = await fakeClaude(dir, "2.1.0 (Claude Code)");
+    const program = join(bin, "claude");
+    const looks = programLooks();
+    const first = await programSeen("executor", claude(bin), dir, looks);
+    // The file changes after the first role's look: the roles of this look still see it as it was.
+    const before = await Deno.readFile(program);
+    await Deno.writeTextFile(program, "#!/bin/sh\necho changed\n");
+    const second = await programSeen("reviewer", claude(bin), dir, looks);
+    const third = await programSeen("reviewer", claude(bin), dir, looks);
+    const seen = { path: program, sha256: await sha256(before), version: "2.1.0 (Claude Code)" };
+    assert.deepEqual([first, second, third], [seen, seen, seen]);
+    assert.equal(await askedCount(asked), 1);
+    // Each role's record is its own object: a caller that edits one edits no other.
+    assert.notEqual(first, second);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("programSeen(): a new look reads the program again, and a role whose environment differs is asked its --version itself", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
+  try {
+    const { bin, asked } = await fakeClaude(dir, "2.1.0 (Claude Code)");
+    const program = join(bin, "claude");
+    const looks = programLooks();
+    await programSeen("executor", claude(bin), dir, looks);
+    await programSeen(
+      "reviewer",
+      claude(bin, { CLAUDE_CONFIG_DIR: join(dir, "other") }),
+      dir,
+      looks,
+    );
+    assert.equal(await askedCount(asked), 2, "another environment, another answer");
+
+    await Deno.writeTextFile(
+      program,
+      `#!/bin/sh\necho "$1" >> "${asked}"\necho "2.2.0 (Claude Code)"\n`,
+    );
+    const later = await programSeen("executor", claude(bin), dir);
+    assert.equal(later?.version, "2.2.0 (Claude Code)");
+    assert.equal(later?.sha256, await sha256(await Deno.readFile(program)));
+    assert.equal(await askedCount(asked), 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -321,6 +321,124 @@ Deno.test("lease guard: a renewal that cannot reach the remote decides nothing: 
   });
 });
 
+/**
+ * Points `git`'s remote "origin" at scripts that stand for the remote's receive-pack and
+ * upload-pack: each connection is counted in `<dir>/connections`; the first `failing` fail
+ * (after `delay` seconds), the later ones reach the origin.
+ */
+async function flakyRemote(dir: string, clone: string, failing: number, delay = 0) {
+  const count = join(dir, "connections");
+  for (const cmd of ["receive-pack", "upload-pack"]) {
+    const path = join(dir, `flaky-${cmd}`);
+    await Deno.writeTextFile(
+      path,
+      `#!/bin/sh\nn=$(cat "${count}" 2>/dev/null || echo 0); echo $((n+1)) > "${count}"\n` +
+        `sleep ${delay}\n[ "$n" -lt ${failing} ] && exit 1\nexec git ${cmd} "$@"\n`,
+    );
+    await Deno.chmod(path, 0o755);
+    await sh(clone, "config", `remote.origin.${cmd.replace("-", "")}`, path);
+  }
+  return async () => Number((await Deno.readTextFile(count).catch(() => "0")).trim());
+}
+
+Deno.test("lease guard: a tick whose remote did not answer for nearly a whole lease stops before its next act, though the remote answers again for that act: another machine may have the task", async () => {
+  const { guardWith } = await import("../lib/git/lease_guard.ts");
+  const { LeaseLostError } = await import("../lib/errors.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const origin = join(dir, "origin.git");
+    const t = await heldBy(a);
+    try {
+      // A's remote does not answer for 30 minutes; its renewals meanwhile decide nothing. B,
+      // which still reaches it, finds A's lease over and takes the role.
+      const connections = await flakyRemote(dir, join(dir, "a"), 2);
+      t.clock += 30 * 60_000;
+      await fetch(b);
+      const took = await takeLease(b, "origin", "executor", holder("B"), TTL, new Date(t.clock));
+      assert.ok(took.ok);
+      // A's push: the guard's renewal fails, and the fetch that would say who holds the lease
+      // fails too (the remote answers only from the next connection on). Stopped all the same.
+      const err = await a.push("origin", "HEAD", "refs/heads/after-the-outage").then(
+        () => null,
+        (e) => e,
+      );
+      assert.ok(err instanceof LeaseLostError, String(err));
+      assert.match(
+        err.message,
+        /^the executor lease on origin could not be renewed \(renewed last at 2026-12-02T10:00:00\.000Z, and it lasts 10m\): origin did not answer, and by now the lease may be over and the task another machine's\. It stopped before its next agent turn, push or merge; .* sets its run aside if the remote shows the task went on without it/,
+      );
+      assert.equal(await connections(), 2, "the renewal's push and fetch, and no push of A's");
+      assert.equal(
+        await sh(origin, "for-each-ref", "--format=%(refname)", "refs/heads/after-the-outage"),
+        "",
+      );
+      assert.deepEqual(t.said, [], "nothing said the lease was lost: nobody knows");
+      // The tick ends keeping its lease (its run is journaled): the remote answers again, and
+      // its lease is B's: kept by nobody, released by nobody.
+      await t.role.keep();
+      await fetch(b);
+      const lease = await readLease(b, "executor");
+      assert.equal(lease?.lease?.holder.machine, "B");
+      assert.equal(lease?.sha, took.held.sha);
+    } finally {
+      await t.role.release();
+    }
+  });
+});
+
+Deno.test("lease guard: renewals run one at a time; a slow remote does not stack them, nor does the guard wait for a queue", async () => {
+  const { HeldRole } = await import("../lib/loop/split.ts");
+  const { confirmLease, guardWith } = await import("../lib/git/lease_guard.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await withEnv(async (dir) => {
+    const { a } = await world(dir, ["a"]);
+    await fetch(a);
+    const taken = await takeLease(a, "origin", "executor", holder("A"), TTL);
+    assert.ok(taken.ok);
+    // Every connection takes 0.3 s and fails: a renewal (its push, then the fetch that asks
+    // whether the lease moved) takes 0.6 s or more, while one falls due every 50 ms.
+    const connections = await flakyRemote(dir, join(dir, "a"), 1000, 0.3);
+    const times = { ttlMs: TTL, renewEveryMs: 50, now: () => Date.now() };
+    const role = new HeldRole(a, "origin", taken.held, { step: () => {} } as never, times);
+    try {
+      const start = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // an agent's turn
+      const turn = Date.now() - start;
+      await confirmLease(); // before the next act: the one under way, then one more
+      // A queue would hold a renewal for each 50 ms of the turn (40), and the guard wait for
+      // them all; one at a time, the turn had room for at most one per 0.6 s.
+      const renewals = (await connections()) / 2;
+      assert.ok(renewals <= turn / 600 + 2, `${renewals} renewals in a turn of ${turn} ms`);
+      assert.ok(renewals >= 2, `${renewals} renewals`);
+    } finally {
+      await role.release();
+    }
+  });
+});
+
+Deno.test("lease: a renewal that landed although its push failed does not keep the lease past the tick: the release takes that commit up and lets go", async () => {
+  const { guardWith } = await import("../lib/git/lease_guard.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const t = await heldBy(a);
+    // A renewal of this run the tick never heard back from: on the remote, not in the role.
+    await fetch(a);
+    const held = await readLease(a, "executor");
+    assert.ok(held?.lease);
+    const landed = await renewLease(a, "origin", { sha: held.sha, lease: held.lease }, TTL);
+    assert.ok(landed);
+    await t.role.release();
+    await fetch(b);
+    const after = await readLease(b, "executor");
+    assert.equal(after?.lease?.holder.machine, "A");
+    assert.ok(after?.lease?.released, "released, not left to run out");
+    const next = await takeLease(b, "origin", "executor", holder("B"), TTL);
+    assert.ok(next.ok, "B need not wait for A's lease to run out");
+  });
+});
+
 Deno.test("emptyTree() writes the empty tree into each repository once, in that repository's object format", async () => {
   await withEnv(async (dir) => {
     const sha1 = new Git(join(dir, "sha1"));

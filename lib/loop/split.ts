@@ -92,7 +92,12 @@ export function leaseTimesFor(ttlMs: number): LeaseTimes {
  */
 export class HeldRole implements LeaseGuard {
   #timer: ReturnType<typeof setInterval>;
-  #renewing: Promise<void> = Promise.resolve();
+  /**
+   * The renewal under way, if any. One at a time: a remote that answers slowly (each try up to
+   * the network timeout) would otherwise pile renewals up behind it, and the guard wait for
+   * them all before the next act.
+   */
+  #renewal: Promise<void> | null = null;
   #ended = false;
   /** When the remote last took this lease from us (taken or renewed). */
   #renewedAt: number;
@@ -107,11 +112,17 @@ export class HeldRole implements LeaseGuard {
     private readonly times: LeaseTimes,
   ) {
     this.#renewedAt = times.now();
-    this.#timer = setInterval(() => {
-      this.#renewing = this.#renewing.then(() => this.renew());
-    }, times.renewEveryMs);
+    this.#timer = setInterval(() => void this.renewal(), times.renewEveryMs);
     Deno.unrefTimer(this.#timer);
     guardWith(this);
+  }
+
+  /** The renewal under way, or a new one. */
+  private renewal(): Promise<void> {
+    this.#renewal ??= this.renew().finally(() => {
+      this.#renewal = null;
+    });
+    return this.#renewal;
   }
 
   private async renew(): Promise<void> {
@@ -155,41 +166,65 @@ export class HeldRole implements LeaseGuard {
     }
   }
 
+  /**
+   * After a keep or release the remote refused: whether its lease is this run's after all,
+   * under a commit of a renewal whose push timed out but landed (then held now, to try again).
+   */
+  private async caughtUp(): Promise<boolean> {
+    const before = this.held.sha;
+    return !(await this.movedOnRemote()) && this.held.sha !== before;
+  }
+
   async confirm(): Promise<void> {
     if (this.#ended) return;
     // The renewals keep the lease while the tick runs; when one is overdue (the machine was
-    // stopped past it), renewed now, before the act. A renewal that cannot reach the remote
-    // decides nothing: the act that needs the remote fails on its own.
-    if (!this.#lost && this.times.now() - this.#renewedAt >= this.times.renewEveryMs * 1.5) {
-      await (this.#renewing = this.#renewing.then(() => this.renew()));
+    // stopped past it, or the remote did not answer), renewed now, before the act: after the
+    // renewal under way, if that one did not do it.
+    const overdue = () => this.times.now() - this.#renewedAt >= this.times.renewEveryMs * 1.5;
+    if (!this.#lost && overdue()) {
+      await this.#renewal;
+      if (!this.#lost && overdue()) await this.renewal();
     }
-    if (!this.#lost) return;
     // Not a HOLD: nothing here needs a person. The run stays journaled, and the next tick that
     // takes the lease settles it from what the remote shows, as after a crash: an executor's
     // run set aside or resumed (lib/loop/supersede.ts), a reviewer's turn void or uncertain
     // (lib/loop/review_stale.ts).
     const role = this.held.lease.role;
-    throw new LeaseLostError(
-      `the ${role} lease on ${this.remote} is no longer this machine's (renewed last at ${
-        new Date(this.#renewedAt).toISOString()
-      }, and it lasts ${formatDuration(this.times.ttlMs)}): relay was stopped ` +
-        "longer than that (a suspended machine?) and another machine may have the task now " +
-        `(git log -1 ${leaseRef(role)} on ${this.remote} says which). It stopped ` +
-        "before its next agent turn, push or merge; what it did stays on this machine, and " +
-        "the next tick that holds the lease " +
-        (role === "executor"
-          ? "sets its run aside if the remote shows the task went on without it, else goes on " +
-            "with it"
-          : "finds its reviewer turn void if the remote shows the round settled elsewhere, " +
-            "else uncertain (a HOLD)"),
-    );
+    const renewed = `renewed last at ${new Date(this.#renewedAt).toISOString()}, and it lasts ${
+      formatDuration(this.times.ttlMs)
+    }`;
+    const after = "It stopped before its next agent turn, push or merge; what it did stays on " +
+      "this machine, and the next tick that holds the lease " +
+      (role === "executor"
+        ? "sets its run aside if the remote shows the task went on without it, else goes on " +
+          "with it"
+        : "finds its reviewer turn void if the remote shows the round settled elsewhere, " +
+          "else uncertain (a HOLD)");
+    if (this.#lost) {
+      throw new LeaseLostError(
+        `the ${role} lease on ${this.remote} is no longer this machine's (${renewed}): relay ` +
+          "was stopped longer than that (a suspended machine?) and another machine may have " +
+          `the task now (git log -1 ${leaseRef(role)} on ${this.remote} says which). ${after}.`,
+      );
+    }
+    // A remote that did not answer decides nothing, for a while: the act that needs it fails
+    // on its own. But not renewed for (nearly) a whole lease, by this machine's own clock, the
+    // lease is over on the remote, or will be before the act is done, and another machine
+    // may take the task meanwhile: no act that a remote cut off from this one cannot see.
+    if (this.times.now() - this.#renewedAt >= this.times.ttlMs - this.times.renewEveryMs) {
+      throw new LeaseLostError(
+        `the ${role} lease on ${this.remote} could not be renewed (${renewed}): ${this.remote} ` +
+          "did not answer, and by now the lease may be over and the task another machine's. " +
+          `${after}.`,
+      );
+    }
   }
 
   private async stop(): Promise<void> {
     this.#ended = true;
     clearInterval(this.#timer);
     if (currentGuard() === this) guardWith(null);
-    await this.#renewing;
+    await this.#renewal;
   }
 
   /**
@@ -199,13 +234,11 @@ export class HeldRole implements LeaseGuard {
   async keep(): Promise<void> {
     await this.stop();
     if (this.#lost) return;
-    const next = await renewLease(
-      this.git,
-      this.remote,
-      this.held,
-      this.times.ttlMs,
-      new Date(this.times.now()),
-    ).catch(() => null);
+    const renew = () =>
+      renewLease(this.git, this.remote, this.held, this.times.ttlMs, new Date(this.times.now()))
+        .catch(() => undefined);
+    let next = await renew();
+    if (next === null && await this.caughtUp()) next = await renew();
     if (next) this.held = next;
   }
 
@@ -213,9 +246,11 @@ export class HeldRole implements LeaseGuard {
   async release(): Promise<void> {
     await this.stop();
     if (this.#lost) return;
-    await releaseLease(this.git, this.remote, this.held, new Date(this.times.now())).catch(() =>
-      false
-    );
+    const release = () =>
+      releaseLease(this.git, this.remote, this.held, new Date(this.times.now())).catch(() =>
+        undefined
+      );
+    if (await release() === false && await this.caughtUp()) await release();
   }
 }
 

@@ -9,12 +9,16 @@ import type { RoleSpec } from "../lib/config/profile.ts";
 import { programLooks, programSeen } from "../lib/agents/program_seen.ts";
 import { sha256 } from "../lib/proc/hash.ts";
 
-/** A fake claude on a PATH of its own that notes each --version it answers in `asked`. */
-async function fakeClaude(dir: string, version: string): Promise<{ bin: string; asked: string }> {
+/** A fake claude (or `name`) in `dir`/bin that notes each --version it answers in `asked`. */
+async function fakeClaude(
+  dir: string,
+  version: string,
+  name = "claude",
+): Promise<{ bin: string; asked: string }> {
   const bin = join(dir, "bin");
   const asked = join(dir, "asked");
   await Deno.mkdir(bin, { recursive: true });
-  const program = join(bin, "claude");
+  const program = join(bin, name);
   await Deno.writeTextFile(program, `#!/bin/sh\necho "$1" >> "${asked}"\necho "${version}"\n`);
   await Deno.chmod(program, 0o755);
   return { bin, asked };
@@ -46,6 +50,31 @@ Deno.test("programSeen(): the executor, reviewer and security roles on one claud
     assert.equal(await askedCount(asked), 1);
     // Each role's record is its own object: a caller that edits one edits no other.
     assert.notEqual(first, second);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("programSeen(): two programs in one look (claude and codex on one PATH) are each looked at: their own hash and --version", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
+  try {
+    const { bin } = await fakeClaude(dir, "2.1.0 (Claude Code)");
+    await fakeClaude(dir, "codex-cli 0.171.0", "codex");
+    const looks = programLooks();
+    const env = { PATH: bin };
+    const first = await programSeen("executor", claude(bin), dir, looks);
+    const second = await programSeen(
+      "reviewer",
+      { vendor: "codex", model: "m", timeoutMs: 1, env },
+      dir,
+      looks,
+    );
+    assert.deepEqual(claude(bin).env, env, "one environment for both");
+    assert.equal(first?.version, "2.1.0 (Claude Code)");
+    assert.equal(second?.version, "codex-cli 0.171.0");
+    assert.equal(first?.sha256, await sha256(await Deno.readFile(join(bin, "claude"))));
+    assert.equal(second?.sha256, await sha256(await Deno.readFile(join(bin, "codex"))));
+    assert.notEqual(first?.sha256, second?.sha256);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -136,7 +136,7 @@ const NODE_ALLOWED: Record<string, string> = {
   "lib/cli/cron_path.ts": "relay init, schedule and doctor: PATH's delimiter, the temp folder",
   "lib/cli/demo.ts": "relay demo: the bundled templates' file URL",
   "lib/proc/hash.ts":
-    "a program file of 16 MB or more (an agent CLI's binary), hashed a chunk at a time: at a task's start and in relay probe",
+    "a program of 16 MB or more (an agent CLI's binary), hashed a chunk at a time: at a task's start, in relay probe, and before each turn in strict mode",
 };
 
 Deno.test("no module under lib/ loads a node: module, statically or lazily, but those allowed", async () => {

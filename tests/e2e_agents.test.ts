@@ -248,6 +248,55 @@ Deno.test("an agent that leaves a new file in the primary tree gets a HOLD namin
   assert.deepEqual(await originRefs(scene), originBefore);
 });
 
+/**
+ * A person's clone of another project inside the primary tree (untracked: status lists it as
+ * one folder) and a link to a folder: the executor's `agent` script (bash) runs after the
+ * honest agent's work, with PRIMARY set to the primary tree.
+ */
+async function nestedScene(agent = "") {
+  const scene = await makeScene();
+  const nested = join(scene.work, "vendor", "other");
+  await scene.git(scene.work, ["init", "--quiet", nested]);
+  await Deno.writeTextFile(join(nested, "lib.txt"), "v1\n");
+  await scene.git(nested, ["add", "lib.txt"]);
+  await scene.git(nested, ["commit", "--quiet", "-m", "their library"]);
+  await Deno.writeTextFile(join(nested, "notes.txt"), "theirs, uncommitted\n");
+  await Deno.symlink("src", join(scene.work, "src-link"));
+  const script = join(scene.dir, "nested-agent.sh");
+  await Deno.writeTextFile(
+    script,
+    `. "${join(AGENTS, "lib.sh")}"\nproduct_change\nhonest_report\n` +
+      `PRIMARY="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"\n${agent}\n`,
+  );
+  await scene.setAgent(["bash", script, "{prompt}"]);
+  await openBrief(scene);
+  return scene;
+}
+
+Deno.test("a repository nested in the primary tree, and a link to a folder there, do not stop the executor: the task ships", async () => {
+  await using scene = await nestedScene();
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+});
+
+for (
+  const [what, agent] of [
+    ["commits in it", `git -C "$PRIMARY/vendor/other" commit -q --allow-empty -m "the agent's"`],
+    ["edits a file of it", `echo changed >> "$PRIMARY/vendor/other/notes.txt"`],
+  ]
+) {
+  Deno.test(`an agent that ${what} (a repository nested in the primary tree) gets a HOLD naming it`, async () => {
+    await using scene = await nestedScene(agent);
+    const originBefore = await originRefs(scene);
+    const poll = await scene.relay(["poll"]);
+    assert.equal(poll.code, HOLD, all(poll));
+    const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+    assert.match(hold.reason, /files of the primary tree changed: vendor\/other\/$/);
+    assert.deepEqual(await originRefs(scene), originBefore);
+  });
+}
+
 Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {
   await using scene = await makeScene({ agent: "moves-main.sh" });
   await openBrief(scene);

@@ -63,9 +63,42 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
   for (
     const path of [...new Set([...changed, ...inbox])].filter((p) => p !== "").sort()
   ) {
-    files[path] = (await fileHash(join(primary.cwd, path))) || "(deleted)";
+    files[path] = await fingerprint(join(primary.cwd, path), true);
   }
   return files;
+}
+
+/**
+ * What a path of the primary tree's status holds, to compare before and after the turn: a
+ * file's hash; a symbolic link's target (never followed: it may name a folder); and for a
+ * folder, which status lists only when it is a repository of its own (a clone inside the
+ * tree, a submodule), its HEAD and its own changes, files hashed, one level deep.
+ */
+async function fingerprint(full: string, nested: boolean): Promise<string> {
+  const info = await Deno.lstat(full).catch((err) => {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  });
+  if (info === null) return "(deleted)";
+  if (info.isSymlink) return `(symlink) ${await Deno.readLink(full)}`;
+  if (!info.isDirectory) return (await fileHash(full)) || "(deleted)";
+  if (!nested) return "(repository)";
+  const repo = new Git(full);
+  const head = await repo.run(["rev-parse", "--verify", "--quiet", "HEAD"], { allowFail: true });
+  // A repository git cannot read (broken, or another owner's) is told by its answer, not thrown.
+  const status = await repo.run([
+    "--no-optional-locks",
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--no-renames",
+    "--untracked-files=all",
+  ], { allowFail: true });
+  const lines = [`HEAD ${head.stdout.trim()}`, `status exit ${status.code}`];
+  for (const entry of status.stdout.split("\0").filter((e) => e !== "")) {
+    lines.push(`${entry} ${await fingerprint(join(full, entry.slice(3)), false)}`);
+  }
+  return `(repository) ${await sha256(lines.join("\n"))}`;
 }
 
 /**

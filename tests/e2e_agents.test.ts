@@ -284,6 +284,11 @@ for (
   const [what, agent] of [
     ["commits in it", `git -C "$PRIMARY/vendor/other" commit -q --allow-empty -m "the agent's"`],
     ["edits a file of it", `echo changed >> "$PRIMARY/vendor/other/notes.txt"`],
+    [
+      "edits a file of it, same size, and sets its time back",
+      `f="$PRIMARY/vendor/other/notes.txt"; cp -p "$f" "$PRIMARY/../was"\n` +
+      `printf 'THEIRS, uncommitted\\n' > "$f"; touch -r "$PRIMARY/../was" "$f"`,
+    ],
   ]
 ) {
   Deno.test(`an agent that ${what} (a repository nested in the primary tree) gets a HOLD naming it`, async () => {

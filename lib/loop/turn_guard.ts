@@ -63,42 +63,62 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
   for (
     const path of [...new Set([...changed, ...inbox])].filter((p) => p !== "").sort()
   ) {
-    files[path] = await fingerprint(join(primary.cwd, path), true);
+    files[path] = await fingerprint(join(primary.cwd, path));
   }
   return files;
 }
 
 /**
  * What a path of the primary tree's status holds, to compare before and after the turn: a
- * file's hash; a symbolic link's target (never followed: it may name a folder); and for a
- * folder, which status lists only when it is a repository of its own (a clone inside the
- * tree, a submodule), its HEAD and its own changes, files hashed, one level deep.
+ * file's hash; a symbolic link's target (never followed: it may name a folder); for a folder,
+ * which status lists only when it is a repository of its own (a clone inside the tree, a
+ * submodule), every entry under it (folderPrint). Nothing else is read: a named pipe would
+ * never end.
  */
-async function fingerprint(full: string, nested: boolean): Promise<string> {
+async function fingerprint(full: string): Promise<string> {
   const info = await Deno.lstat(full).catch((err) => {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;
   });
   if (info === null) return "(deleted)";
   if (info.isSymlink) return `(symlink) ${await Deno.readLink(full)}`;
-  if (!info.isDirectory) return (await fileHash(full)) || "(deleted)";
-  if (!nested) return "(repository)";
-  const repo = new Git(full);
-  const head = await repo.run(["rev-parse", "--verify", "--quiet", "HEAD"], { allowFail: true });
-  // A repository git cannot read (broken, or another owner's) is told by its answer, not thrown.
-  const status = await repo.run([
-    "--no-optional-locks",
-    "status",
-    "--porcelain=v1",
-    "-z",
-    "--no-renames",
-    "--untracked-files=all",
-  ], { allowFail: true });
-  const lines = [`HEAD ${head.stdout.trim()}`, `status exit ${status.code}`];
-  for (const entry of status.stdout.split("\0").filter((e) => e !== "")) {
-    lines.push(`${entry} ${await fingerprint(join(full, entry.slice(3)), false)}`);
-  }
-  return `(repository) ${await sha256(lines.join("\n"))}`;
+  if (info.isDirectory) return `(repository) ${await folderPrint(full)}`;
+  if (!info.isFile) return "(not a file)";
+  return (await fileHash(full)) || "(deleted)";
+}
+
+/**
+ * Every entry under a folder, its `.git` included, by kind, size, mode, inode and times: a
+ * commit there, an edit, a new file each change it. Read, not asked of git, which would run
+ * what that repository's own config says (a clean filter of its own, during a status).
+ * `ctime` is the kernel's: a file's times set back by hand do not hide an edit.
+ */
+async function folderPrint(dir: string): Promise<string> {
+  const lines: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const names: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(join(dir, rel))) names.push(entry.name);
+    } catch (err) {
+      lines.push(`${rel}/ (unreadable: ${(err as Error).name})`);
+      return;
+    }
+    for (const name of names.sort()) {
+      const path = rel === "" ? name : `${rel}/${name}`;
+      const i = await Deno.lstat(join(dir, path)).catch(() => null);
+      if (i === null) {
+        lines.push(`${path} (gone)`);
+        continue;
+      }
+      const kind = i.isDirectory ? "d" : i.isSymlink ? "l" : i.isFile ? "f" : "o";
+      lines.push(
+        `${path} ${kind} ${i.size} ${i.mode} ${i.ino} ${i.mtime?.getTime()} ${i.ctime?.getTime()}`,
+      );
+      if (i.isDirectory) await walk(path);
+    }
+  };
+  await walk("");
+  return await sha256(lines.join("\n"));
 }
 
 /**

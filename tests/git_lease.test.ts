@@ -387,6 +387,29 @@ Deno.test("lease guard: a tick whose remote did not answer for nearly a whole le
   });
 });
 
+Deno.test("lease guard: with the remote away, the tick goes on until four fifths of its lease have passed unrenewed, and not a moment longer", async () => {
+  const { confirmLease, guardWith } = await import("../lib/git/lease_guard.ts");
+  const { LeaseLostError } = await import("../lib/errors.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await withEnv(async (dir) => {
+    const { a } = await world(dir, ["a"]);
+    const origin = join(dir, "origin.git");
+    const t = await heldBy(a);
+    try {
+      await Deno.rename(origin, `${origin}.away`);
+      t.clock += 8 * 60_000 - 1; // renewed last 7m59.999s ago: the lease lasts 10m
+      await confirmLease();
+      t.clock += 1;
+      const err = await confirmLease().then(() => null, (e) => e);
+      assert.ok(err instanceof LeaseLostError, String(err));
+      assert.match(err.message, /could not be renewed/);
+    } finally {
+      await Deno.rename(`${origin}.away`, origin).catch(() => {});
+      await t.role.release();
+    }
+  });
+});
+
 Deno.test("lease guard: renewals run one at a time; a slow remote does not stack them, nor does the guard wait for a queue", async () => {
   const { HeldRole } = await import("../lib/loop/split.ts");
   const { confirmLease, guardWith } = await import("../lib/git/lease_guard.ts");

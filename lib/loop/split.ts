@@ -203,8 +203,10 @@ export class HeldRole implements LeaseGuard {
     if (this.#lost) {
       throw new LeaseLostError(
         `the ${role} lease on ${this.remote} is no longer this machine's (${renewed}): relay ` +
-          "was stopped longer than that (a suspended machine?) and another machine may have " +
-          `the task now (git log -1 ${leaseRef(role)} on ${this.remote} says which). ${after}.`,
+          "could not renew it for longer than that (a suspended machine, or a remote that did " +
+          `not answer) and another machine may have the task now (git log -1 ${
+            leaseRef(role)
+          } on ${this.remote} says which). ${after}.`,
       );
     }
     // A remote that did not answer decides nothing, for a while: the act that needs it fails

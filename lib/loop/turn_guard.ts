@@ -84,7 +84,9 @@ async function fingerprint(full: string): Promise<string> {
   if (info.isSymlink) return `(symlink) ${await Deno.readLink(full)}`;
   if (info.isDirectory) return `(repository) ${await folderPrint(full)}`;
   if (!info.isFile) return "(not a file)";
-  return (await fileHash(full)) || "(deleted)";
+  // A file relay may not read (another owner's) is told as such, not thrown.
+  return (await fileHash(full).catch((err) => `(unreadable: ${(err as Error).name})`)) ||
+    "(deleted)";
 }
 
 /**

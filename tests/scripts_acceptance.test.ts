@@ -5,19 +5,25 @@ import { ROOT } from "./helpers/scene.ts";
 import { probeTool } from "./helpers/tools.ts";
 
 async function session(name: string) {
-  const out = await new Deno.Command("bash", {
-    args: [join(ROOT, "scripts", "acceptance", name)],
-    cwd: await Deno.makeTempDir({ prefix: "relay-acceptance-cwd-" }),
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: Deno.env.get("HOME") ?? "/tmp",
-      NO_COLOR: "1",
-    },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  return { code: out.code, text };
+  // A folder to start in that is no repository; the session makes its own sandbox.
+  const cwd = await Deno.makeTempDir({ prefix: "relay-acceptance-cwd-" });
+  try {
+    const out = await new Deno.Command("bash", {
+      args: [join(ROOT, "scripts", "acceptance", name)],
+      cwd,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: Deno.env.get("HOME") ?? "/tmp",
+        NO_COLOR: "1",
+      },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    return { code: out.code, text };
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
 }
 
 // Part 1's product is a small Python app and its bar runs python3, which README's machine (Node/npm

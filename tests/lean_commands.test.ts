@@ -136,7 +136,7 @@ const NODE_ALLOWED: Record<string, string> = {
   "lib/cli/cron_path.ts": "relay init, schedule and doctor: PATH's delimiter, the temp folder",
   "lib/cli/demo.ts": "relay demo: the bundled templates' file URL",
   "lib/proc/hash.ts":
-    "a program of 16 MB or more (an agent CLI's binary), hashed a chunk at a time: at a task's start, in relay probe, and before each turn in strict mode",
+    "a file of 16 MB or more, hashed a chunk at a time: an agent CLI's binary (at a task's start, in relay probe, before each turn in strict mode), a large file of a repository nested in the primary tree",
 };
 
 Deno.test("no module under lib/ loads a node: module, statically or lazily, but those allowed", async () => {

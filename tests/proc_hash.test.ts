@@ -1,5 +1,5 @@
 /**
- * fileHash() and programHash(): the sha256 relay records of a file, and of each role's program.
+ * fileHash() and largeFileHash(): the sha256 relay records of a file, and of each role's program.
  * A program from CHUNKED_FROM_BYTES on (an agent CLI's native binary) is read a chunk at a time
  * (chunkedHash); the hash is the same either way.
  */
@@ -9,11 +9,11 @@ import {
   CHUNKED_FROM_BYTES,
   chunkedHash,
   fileHash,
-  programHash,
+  largeFileHash,
   sha256,
 } from "../lib/proc/hash.ts";
 
-Deno.test('fileHash(), chunkedHash() and programHash() agree on sha256 at every size; a missing file is ""', async () => {
+Deno.test('fileHash(), chunkedHash() and largeFileHash() agree on sha256 at every size; a missing file is ""', async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-hash-" });
   try {
     // Known answers (sha256sum's).
@@ -26,7 +26,7 @@ Deno.test('fileHash(), chunkedHash() and programHash() agree on sha256 at every 
     };
     for (const [name, [text, hash]] of Object.entries(known)) {
       await Deno.writeTextFile(join(dir, name), text!);
-      for (const f of [fileHash, chunkedHash, programHash]) {
+      for (const f of [fileHash, chunkedHash, largeFileHash]) {
         assert.equal(await f(join(dir, name)), hash, `${f.name} ${name}`);
       }
     }
@@ -43,10 +43,10 @@ Deno.test('fileHash(), chunkedHash() and programHash() agree on sha256 at every 
       await Deno.writeFile(path, bytes);
       const hash = await sha256(bytes);
       assert.equal(await chunkedHash(path), hash, `chunkedHash ${size} bytes`);
-      assert.equal(await programHash(path), hash, `programHash ${size} bytes`);
+      assert.equal(await largeFileHash(path), hash, `largeFileHash ${size} bytes`);
       if (size < CHUNKED_FROM_BYTES) assert.equal(await fileHash(path), hash, `${size} bytes`);
     }
-    for (const f of [fileHash, chunkedHash, programHash]) {
+    for (const f of [fileHash, chunkedHash, largeFileHash]) {
       assert.equal(await f(join(dir, "missing")), "", f.name);
     }
   } finally {

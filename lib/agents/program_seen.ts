@@ -7,7 +7,7 @@
 import { isAbsolute } from "../path.ts";
 import type { ProgramSeen } from "../config/task_config.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
-import { programHash } from "../proc/hash.ts";
+import { largeFileHash } from "../proc/hash.ts";
 import { run } from "../proc/run.ts";
 import { buildInvocation } from "./presets.ts";
 import { findProgram } from "./which.ts";
@@ -38,7 +38,7 @@ export async function programFile(
   const found = await findProgram(inv.argv[0] ?? "", inv.env.PATH ?? Deno.env.get("PATH") ?? "");
   if (found === null) return null;
   if (!isAbsolute(found)) return { path: found };
-  return { path: found, sha256: await once(looks.hashes, found, () => programHash(found)) };
+  return { path: found, sha256: await once(looks.hashes, found, () => largeFileHash(found)) };
 }
 
 /** As programFile, and the agent CLIs' `--version` (15 s at most). */

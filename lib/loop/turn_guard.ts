@@ -8,7 +8,7 @@
 import { join } from "../path.ts";
 import { Git } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
-import { fileHash, sha256 } from "../proc/hash.ts";
+import { fileHash, largeFileHash, sha256 } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
 import {
@@ -90,10 +90,11 @@ async function fingerprint(full: string): Promise<string> {
 }
 
 /**
- * Every entry under a folder, its `.git` included, by kind, size, mode, inode and times: a
- * commit there, an edit, a new file each change it. Read, not asked of git, which would run
- * what that repository's own config says (a clean filter of its own, during a status).
- * `ctime` is the kernel's: a file's times set back by hand do not hide an edit.
+ * Every entry under a folder, its `.git` included: a file by its content (a commit there, an
+ * edit, a new file each change it; no time stamp, which can be set back and which Deno gives
+ * to the second), except git's objects, which are named by their content and never change.
+ * Read, not asked of git, which would run what that repository's own config says (a clean
+ * filter of its own, during a status).
  */
 async function folderPrint(dir: string): Promise<string> {
   const lines: string[] = [];
@@ -107,16 +108,19 @@ async function folderPrint(dir: string): Promise<string> {
     }
     for (const name of names.sort()) {
       const path = rel === "" ? name : `${rel}/${name}`;
-      const i = await Deno.lstat(join(dir, path)).catch(() => null);
-      if (i === null) {
-        lines.push(`${path} (gone)`);
-        continue;
+      const full = join(dir, path);
+      const i = await Deno.lstat(full).catch(() => null);
+      if (i === null) lines.push(`${path} (gone)`);
+      else if (i.isDirectory) {
+        lines.push(`${path}/ ${i.mode}`);
+        await walk(path);
+      } else if (i.isSymlink) lines.push(`${path} -> ${await Deno.readLink(full)}`);
+      else if (!i.isFile) lines.push(`${path} (not a file)`);
+      else if (path.startsWith(".git/objects/")) lines.push(`${path} ${i.size}`);
+      else {
+        const hash = await largeFileHash(full).catch((err) => `(unreadable: ${err.name})`);
+        lines.push(`${path} ${i.mode} ${hash}`);
       }
-      const kind = i.isDirectory ? "d" : i.isSymlink ? "l" : i.isFile ? "f" : "o";
-      lines.push(
-        `${path} ${kind} ${i.size} ${i.mode} ${i.ino} ${i.mtime?.getTime()} ${i.ctime?.getTime()}`,
-      );
-      if (i.isDirectory) await walk(path);
     }
   };
   await walk("");

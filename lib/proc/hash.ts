@@ -16,15 +16,18 @@ export async function fileHash(path: string): Promise<string> {
 }
 
 /**
- * From this size a program's file is hashed a chunk at a time (chunkedHash): an agent CLI is a
- * native binary of 250 MB or more (claude, codex), which read whole takes as much memory and
- * more than twice as long. Below it, fileHash, without loading node:crypto (25–40 ms, about
- * what hashing 16 MB whole takes).
+ * From this size a file that may be large is hashed a chunk at a time (chunkedHash): an agent
+ * CLI is a native binary of 250 MB or more (claude, codex), which read whole takes as much
+ * memory and more than twice as long. Below it, fileHash, without loading node:crypto (25–40
+ * ms, about what hashing 16 MB whole takes).
  */
 export const CHUNKED_FROM_BYTES = 16 * 1024 * 1024;
 
-/** fileHash for the program a role starts, which may be large (CHUNKED_FROM_BYTES). */
-export async function programHash(path: string): Promise<string> {
+/**
+ * fileHash for a file that may be large (CHUNKED_FROM_BYTES): the program a role starts, a
+ * file of a repository nested in the primary tree.
+ */
+export async function largeFileHash(path: string): Promise<string> {
   const size = await Deno.stat(path).then((s) => s.size, (err) => {
     if (err instanceof Deno.errors.NotFound) return 0;
     throw err;

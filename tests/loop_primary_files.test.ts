@@ -1,12 +1,13 @@
 /**
  * primaryFiles(): what the executor's guard records of the primary tree's changed paths, before
- * and after a turn. A path that is not a file is told, never read (a named pipe would never end).
+ * and after a turn. A path that is not a file is told, never read (a named pipe would never end);
+ * a repository inside the tree is read file by file, a submodule's own git folder included.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Git } from "../lib/git/git.ts";
 import { primaryFiles } from "../lib/loop/turn_guard.ts";
-import { git, GIT_ENV, initRepo } from "./helpers/git_env.ts";
+import { git, GIT_ENV, identify, initRepo } from "./helpers/git_env.ts";
 
 Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a link to a folder, without reading them", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-primary-files-" });
@@ -34,4 +35,69 @@ Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a l
     }
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** A repository at `dir` (the primary tree here), its git run in the tests' pinned environment. */
+async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "relay-primary-files-" });
+  const saved = Object.fromEntries(Object.keys(GIT_ENV).map((k) => [k, Deno.env.get(k)]));
+  for (const [k, v] of Object.entries(GIT_ENV)) Deno.env.set(k, v);
+  try {
+    await Deno.mkdir(join(dir, "primary"));
+    await initRepo(join(dir, "primary"));
+    await git(join(dir, "primary"), "commit", "--quiet", "--allow-empty", "-m", "start");
+    await fn(dir);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) Deno.env.delete(k);
+      else Deno.env.set(k, v);
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("primaryFiles() reads a clone inside the tree without reading a named pipe in it", async () => {
+  await inRepo(async (dir) => {
+    const primary = join(dir, "primary");
+    const nested = join(primary, "vendor");
+    await Deno.mkdir(nested);
+    await initRepo(nested);
+    await Deno.writeTextFile(join(nested, "f.txt"), "f\n");
+    const fifo = await new Deno.Command("mkfifo", { args: [join(nested, "pipe")] }).output();
+    assert.equal(fifo.code, 0);
+    const before = await primaryFiles(new Git(primary));
+    assert.match(before["vendor/"] ?? "", /^\(repository\) [0-9a-f]{64}$/);
+    await Deno.writeTextFile(join(nested, "f.txt"), "g\n");
+    assert.notEqual((await primaryFiles(new Git(primary)))["vendor/"], before["vendor/"]);
+  });
+});
+
+Deno.test("primaryFiles() sees a commit in a submodule that was already changed: its git folder, named by its .git file, is read too", async () => {
+  await inRepo(async (dir) => {
+    const primary = join(dir, "primary");
+    const sub = join(dir, "sub");
+    await Deno.mkdir(sub);
+    await initRepo(sub);
+    await Deno.writeTextFile(join(sub, "f.txt"), "f\n");
+    await git(sub, "add", "f.txt");
+    await git(sub, "commit", "--quiet", "-m", "sub");
+    await git(
+      primary,
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "--quiet",
+      sub,
+      "lib",
+    );
+    await git(primary, "commit", "--quiet", "-m", "lib");
+    await identify(join(primary, "lib"));
+    await Deno.writeTextFile(join(primary, "lib", "f.txt"), "changed\n");
+    const before = await primaryFiles(new Git(primary));
+    assert.ok(before["lib"], JSON.stringify(before));
+    await git(join(primary, "lib"), "commit", "--quiet", "-am", "the agent's");
+    const after = await primaryFiles(new Git(primary));
+    assert.notEqual(after["lib"], before["lib"], "the commit changed the submodule's git folder");
+  });
 });

@@ -5,7 +5,7 @@
  * the primary tree, against what the journal recorded before the turn — and
  * anchors every commit of the turn first, so no advice it gives can lose one.
  */
-import { join } from "../path.ts";
+import { join, resolve } from "../path.ts";
 import { Git } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
 import { fileHash, largeFileHash, sha256 } from "../proc/hash.ts";
@@ -81,7 +81,7 @@ async function fingerprint(full: string): Promise<string> {
     throw err;
   });
   if (info === null) return "(deleted)";
-  if (info.isSymlink) return `(symlink) ${await Deno.readLink(full)}`;
+  if (info.isSymlink) return `(symlink) ${await linkTarget(full)}`;
   if (info.isDirectory) return `(repository) ${await folderPrint(full)}`;
   if (!info.isFile) return "(not a file)";
   // A file relay may not read (another owner's) is told as such, not thrown.
@@ -89,41 +89,53 @@ async function fingerprint(full: string): Promise<string> {
     "(deleted)";
 }
 
+/** A link's target; "(gone)" when it went between the look and the read. */
+async function linkTarget(full: string): Promise<string> {
+  return await Deno.readLink(full).catch((err) => `(${(err as Error).name})`);
+}
+
 /**
  * Every entry under a folder, its `.git` included: a file by its content (a commit there, an
  * edit, a new file each change it; no time stamp, which can be set back and which Deno gives
  * to the second), except git's objects, which are named by their content and never change.
- * Read, not asked of git, which would run what that repository's own config says (a clean
- * filter of its own, during a status).
+ * A `.git` that is a file (a submodule's: "gitdir: <folder>") is followed to that folder, where
+ * the submodule's commits go. Read, not asked of git, which would run what that repository's
+ * own config says (a clean filter of its own, during a status).
  */
 async function folderPrint(dir: string): Promise<string> {
   const lines: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
+  const walk = async (root: string, rel: string, label: string): Promise<void> => {
     const names: string[] = [];
     try {
-      for await (const entry of Deno.readDir(join(dir, rel))) names.push(entry.name);
+      for await (const entry of Deno.readDir(join(root, rel))) names.push(entry.name);
     } catch (err) {
-      lines.push(`${rel}/ (unreadable: ${(err as Error).name})`);
+      lines.push(`${label}${rel}/ (unreadable: ${(err as Error).name})`);
       return;
     }
     for (const name of names.sort()) {
       const path = rel === "" ? name : `${rel}/${name}`;
-      const full = join(dir, path);
+      const full = join(root, path);
+      const shown = `${label}${path}`;
       const i = await Deno.lstat(full).catch(() => null);
-      if (i === null) lines.push(`${path} (gone)`);
+      if (i === null) lines.push(`${shown} (gone)`);
       else if (i.isDirectory) {
-        lines.push(`${path}/ ${i.mode}`);
-        await walk(path);
-      } else if (i.isSymlink) lines.push(`${path} -> ${await Deno.readLink(full)}`);
-      else if (!i.isFile) lines.push(`${path} (not a file)`);
-      else if (path.startsWith(".git/objects/")) lines.push(`${path} ${i.size}`);
+        lines.push(`${shown}/ ${i.mode}`);
+        await walk(root, path, label);
+      } else if (i.isSymlink) lines.push(`${shown} -> ${await linkTarget(full)}`);
+      else if (!i.isFile) lines.push(`${shown} (not a file)`);
+      else if (label === "" && path.startsWith(".git/objects/")) lines.push(`${shown} ${i.size}`);
+      else if (label !== "" && path.startsWith("objects/")) lines.push(`${shown} ${i.size}`);
       else {
         const hash = await largeFileHash(full).catch((err) => `(unreadable: ${err.name})`);
-        lines.push(`${path} ${i.mode} ${hash}`);
+        lines.push(`${shown} ${i.mode} ${hash}`);
+        if (label === "" && path === ".git") {
+          const to = /^gitdir: (.+)$/m.exec(await Deno.readTextFile(full).catch(() => ""))?.[1];
+          if (to) await walk(resolve(dir, to.trim()), "", "(gitdir) ");
+        }
       }
     }
   };
-  await walk("");
+  await walk(dir, "", "");
   return await sha256(lines.join("\n"));
 }
 

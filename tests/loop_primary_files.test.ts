@@ -9,33 +9,11 @@ import { Git } from "../lib/git/git.ts";
 import { primaryFiles } from "../lib/loop/turn_guard.ts";
 import { git, GIT_ENV, identify, initRepo } from "./helpers/git_env.ts";
 
-Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a link to a folder, without reading them", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-primary-files-" });
-  const saved = Object.fromEntries(Object.keys(GIT_ENV).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(GIT_ENV)) Deno.env.set(k, v);
-  try {
-    await initRepo(dir);
-    await Deno.writeTextFile(join(dir, "a.txt"), "a\n");
-    await git(dir, "add", "a.txt");
-    await git(dir, "commit", "--quiet", "-m", "a");
-    await Deno.remove(join(dir, "a.txt"));
-    const fifo = await new Deno.Command("mkfifo", { args: [join(dir, "a.txt")] }).output();
-    assert.equal(fifo.code, 0);
-    await Deno.mkdir(join(dir, "folder"));
-    await Deno.writeTextFile(join(dir, "folder", "f.txt"), "f\n");
-    await Deno.symlink("folder", join(dir, "link"));
-    const files = await primaryFiles(new Git(dir));
-    assert.deepEqual(files["a.txt"], "(not a file)");
-    assert.deepEqual(files["link"], "(symlink) folder");
-    assert.match(files["folder/f.txt"] ?? "", /^[0-9a-f]{64}$/);
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) Deno.env.delete(k);
-      else Deno.env.set(k, v);
-    }
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+/** A new repository in a new folder. */
+async function repoAt(path: string): Promise<void> {
+  await Deno.mkdir(path);
+  await initRepo(path);
+}
 
 /** A repository at `dir` (the primary tree here), its git run in the tests' pinned environment. */
 async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -43,8 +21,7 @@ async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
   const saved = Object.fromEntries(Object.keys(GIT_ENV).map((k) => [k, Deno.env.get(k)]));
   for (const [k, v] of Object.entries(GIT_ENV)) Deno.env.set(k, v);
   try {
-    await Deno.mkdir(join(dir, "primary"));
-    await initRepo(join(dir, "primary"));
+    await repoAt(join(dir, "primary"));
     await git(join(dir, "primary"), "commit", "--quiet", "--allow-empty", "-m", "start");
     await fn(dir);
   } finally {
@@ -56,12 +33,30 @@ async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
+Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a link to a folder, without reading them", async () => {
+  await inRepo(async (dir) => {
+    const primary = join(dir, "primary");
+    await Deno.writeTextFile(join(primary, "a.txt"), "a\n");
+    await git(primary, "add", "a.txt");
+    await git(primary, "commit", "--quiet", "-m", "a");
+    await Deno.remove(join(primary, "a.txt"));
+    const fifo = await new Deno.Command("mkfifo", { args: [join(primary, "a.txt")] }).output();
+    assert.equal(fifo.code, 0);
+    await Deno.mkdir(join(primary, "folder"));
+    await Deno.writeTextFile(join(primary, "folder", "f.txt"), "f\n");
+    await Deno.symlink("folder", join(primary, "link"));
+    const files = await primaryFiles(new Git(primary));
+    assert.deepEqual(files["a.txt"], "(not a file)");
+    assert.deepEqual(files["link"], "(symlink) folder");
+    assert.match(files["folder/f.txt"] ?? "", /^[0-9a-f]{64}$/);
+  });
+});
+
 Deno.test("primaryFiles() reads a clone inside the tree without reading a named pipe in it", async () => {
   await inRepo(async (dir) => {
     const primary = join(dir, "primary");
     const nested = join(primary, "vendor");
-    await Deno.mkdir(nested);
-    await initRepo(nested);
+    await repoAt(nested);
     await Deno.writeTextFile(join(nested, "f.txt"), "f\n");
     const fifo = await new Deno.Command("mkfifo", { args: [join(nested, "pipe")] }).output();
     assert.equal(fifo.code, 0);
@@ -76,8 +71,7 @@ Deno.test("primaryFiles() sees a commit in a submodule that was already changed:
   await inRepo(async (dir) => {
     const primary = join(dir, "primary");
     const sub = join(dir, "sub");
-    await Deno.mkdir(sub);
-    await initRepo(sub);
+    await repoAt(sub);
     await Deno.writeTextFile(join(sub, "f.txt"), "f\n");
     await git(sub, "add", "f.txt");
     await git(sub, "commit", "--quiet", "-m", "sub");

@@ -185,6 +185,13 @@ export class HeldRole implements LeaseGuard {
       await this.#renewal;
       if (!this.#lost && overdue()) await this.renewal();
     }
+    // A remote that did not answer decides nothing, for a while: the act that needs it fails
+    // on its own. But not renewed for (nearly) a whole lease, by this machine's own clock, the
+    // lease is over on the remote, or will be before the act is done, and another machine
+    // may take the task meanwhile: no act that a remote cut off from this one cannot see.
+    const unrenewed = this.times.now() - this.#renewedAt >=
+      this.times.ttlMs - this.times.renewEveryMs;
+    if (!this.#lost && !unrenewed) return;
     // Not a HOLD: nothing here needs a person. The run stays journaled, and the next tick that
     // takes the lease settles it from what the remote shows, as after a crash: an executor's
     // run set aside or resumed (lib/loop/supersede.ts), a reviewer's turn void or uncertain
@@ -193,33 +200,21 @@ export class HeldRole implements LeaseGuard {
     const renewed = `renewed last at ${new Date(this.#renewedAt).toISOString()}, and it lasts ${
       formatDuration(this.times.ttlMs)
     }`;
-    const after = "It stopped before its next agent turn, push or merge; what it did stays on " +
-      "this machine, and the next tick that holds the lease " +
-      (role === "executor"
-        ? "sets its run aside if the remote shows the task went on without it, else goes on " +
-          "with it"
-        : "finds its reviewer turn void if the remote shows the round settled elsewhere, " +
-          "else uncertain (a HOLD)");
-    if (this.#lost) {
-      throw new LeaseLostError(
-        `the ${role} lease on ${this.remote} is no longer this machine's (${renewed}): relay ` +
-          "could not renew it for longer than that (a suspended machine, or a remote that did " +
-          `not answer) and another machine may have the task now (git log -1 ${
-            leaseRef(role)
-          } on ${this.remote} says which). ${after}.`,
-      );
-    }
-    // A remote that did not answer decides nothing, for a while: the act that needs it fails
-    // on its own. But not renewed for (nearly) a whole lease, by this machine's own clock, the
-    // lease is over on the remote, or will be before the act is done, and another machine
-    // may take the task meanwhile: no act that a remote cut off from this one cannot see.
-    if (this.times.now() - this.#renewedAt >= this.times.ttlMs - this.times.renewEveryMs) {
-      throw new LeaseLostError(
-        `the ${role} lease on ${this.remote} could not be renewed (${renewed}): ${this.remote} ` +
-          "did not answer, and by now the lease may be over and the task another machine's. " +
-          `${after}.`,
-      );
-    }
+    const why = this.#lost
+      ? `is no longer this machine's (${renewed}): relay could not renew it for longer than ` +
+        "that (a suspended machine, or a remote that did not answer) and another machine may " +
+        `have the task now (git log -1 ${leaseRef(role)} on ${this.remote} says which)`
+      : `could not be renewed (${renewed}): ${this.remote} did not answer, and by now the ` +
+        "lease may be over and the task another machine's";
+    throw new LeaseLostError(
+      `the ${role} lease on ${this.remote} ${why}. It stopped before its next agent turn, push ` +
+        "or merge; what it did stays on this machine, and the next tick that holds the lease " +
+        (role === "executor"
+          ? "sets its run aside if the remote shows the task went on without it, else goes on " +
+            "with it."
+          : "finds its reviewer turn void if the remote shows the round settled elsewhere, " +
+            "else uncertain (a HOLD)."),
+    );
   }
 
   private async stop(): Promise<void> {

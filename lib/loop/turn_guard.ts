@@ -8,7 +8,7 @@
 import { join, resolve } from "../path.ts";
 import { Git } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
-import { fileHash, largeFileHash, sha256 } from "../proc/hash.ts";
+import { largeFileHash, sha256 } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
 import {
@@ -84,12 +84,15 @@ async function fingerprint(full: string): Promise<string> {
   if (info.isSymlink) return `(symlink) ${await linkTarget(full)}`;
   if (info.isDirectory) return `(repository) ${await folderPrint(full)}`;
   if (!info.isFile) return "(not a file)";
-  // A file relay may not read (another owner's) is told as such, not thrown.
-  return (await fileHash(full).catch((err) => `(unreadable: ${(err as Error).name})`)) ||
-    "(deleted)";
+  return (await contentHash(full, info.size)) || "(deleted)";
 }
 
-/** A link's target; "(gone)" when it went between the look and the read. */
+/** A file's hash; one relay may not read (another owner's) is told as such, not thrown. */
+async function contentHash(full: string, size: number): Promise<string> {
+  return await largeFileHash(full, size).catch((err) => `(unreadable: ${(err as Error).name})`);
+}
+
+/** A link's target; its error's name, "(NotFound)", when it went between the look and the read. */
 async function linkTarget(full: string): Promise<string> {
   return await Deno.readLink(full).catch((err) => `(${(err as Error).name})`);
 }
@@ -104,7 +107,9 @@ async function linkTarget(full: string): Promise<string> {
  */
 async function folderPrint(dir: string): Promise<string> {
   const lines: string[] = [];
-  const walk = async (root: string, rel: string, label: string): Promise<void> => {
+  // `objects`: where the walked folder keeps git's objects (".git/objects/" in a repository's
+  // folder, "objects/" in a git folder itself).
+  const walk = async (root: string, rel: string, label: string, objects: string) => {
     const names: string[] = [];
     try {
       for await (const entry of Deno.readDir(join(root, rel))) names.push(entry.name);
@@ -120,22 +125,20 @@ async function folderPrint(dir: string): Promise<string> {
       if (i === null) lines.push(`${shown} (gone)`);
       else if (i.isDirectory) {
         lines.push(`${shown}/ ${i.mode}`);
-        await walk(root, path, label);
+        await walk(root, path, label, objects);
       } else if (i.isSymlink) lines.push(`${shown} -> ${await linkTarget(full)}`);
       else if (!i.isFile) lines.push(`${shown} (not a file)`);
-      else if (label === "" && path.startsWith(".git/objects/")) lines.push(`${shown} ${i.size}`);
-      else if (label !== "" && path.startsWith("objects/")) lines.push(`${shown} ${i.size}`);
-      else {
-        const hash = await largeFileHash(full).catch((err) => `(unreadable: ${err.name})`);
-        lines.push(`${shown} ${i.mode} ${hash}`);
-        if (label === "" && path === ".git") {
-          const to = /^gitdir: (.+)$/m.exec(await Deno.readTextFile(full).catch(() => ""))?.[1];
-          if (to) await walk(resolve(dir, to.trim()), "", "(gitdir) ");
-        }
-      }
+      else if (path.startsWith(objects)) lines.push(`${shown} ${i.size}`);
+      else lines.push(`${shown} ${i.mode} ${await contentHash(full, i.size)}`);
     }
   };
-  await walk(dir, "", "");
+  await walk(dir, "", "", ".git/objects/");
+  // Only a regular file is read (a named pipe would never end).
+  const dotGit = join(dir, ".git");
+  const isFile = (await Deno.lstat(dotGit).catch(() => null))?.isFile ?? false;
+  const gitFile = isFile ? await Deno.readTextFile(dotGit).catch(() => "") : "";
+  const gitDir = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
+  if (gitDir) await walk(resolve(dir, gitDir), "", "(gitdir) ", "objects/");
   return await sha256(lines.join("\n"));
 }
 

@@ -25,10 +25,10 @@ export const CHUNKED_FROM_BYTES = 16 * 1024 * 1024;
 
 /**
  * fileHash for a file that may be large (CHUNKED_FROM_BYTES): the program a role starts, a
- * file of a repository nested in the primary tree.
+ * file relay's guard reads. `size` when the caller has it from its own look at the file.
  */
-export async function largeFileHash(path: string): Promise<string> {
-  const size = await Deno.stat(path).then((s) => s.size, (err) => {
+export async function largeFileHash(path: string, size?: number): Promise<string> {
+  size ??= await Deno.stat(path).then((s) => s.size, (err) => {
     if (err instanceof Deno.errors.NotFound) return 0;
     throw err;
   });

@@ -29,13 +29,22 @@ async function askedCount(asked: string): Promise<number> {
   return text.split("\n").filter((l) => l === "--version").length;
 }
 
+/** A temporary folder for `fn`, removed after it. */
+async function inTemp(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 function claude(bin: string, env: Record<string, string> = {}): RoleSpec {
   return { vendor: "claude", model: "m", timeoutMs: 1, env: { PATH: bin, ...env } };
 }
 
 Deno.test("programSeen(): the executor, reviewer and security roles on one claude share a look: its --version is asked once, its hash read once", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
-  try {
+  await inTemp(async (dir) => {
     const { bin, asked } = await fakeClaude(dir, "2.1.0 (Claude Code)");
     const program = join(bin, "claude");
     const looks = programLooks();
@@ -50,14 +59,11 @@ Deno.test("programSeen(): the executor, reviewer and security roles on one claud
     assert.equal(await askedCount(asked), 1);
     // Each role's record is its own object: a caller that edits one edits no other.
     assert.notEqual(first, second);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("programSeen(): two programs in one look (claude and codex on one PATH) are each looked at: their own hash and --version", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
-  try {
+  await inTemp(async (dir) => {
     const { bin } = await fakeClaude(dir, "2.1.0 (Claude Code)");
     await fakeClaude(dir, "codex-cli 0.171.0", "codex");
     const looks = programLooks();
@@ -75,14 +81,11 @@ Deno.test("programSeen(): two programs in one look (claude and codex on one PATH
     assert.equal(first?.sha256, await sha256(await Deno.readFile(join(bin, "claude"))));
     assert.equal(second?.sha256, await sha256(await Deno.readFile(join(bin, "codex"))));
     assert.notEqual(first?.sha256, second?.sha256);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("programSeen(): a new look reads the program again, and a role whose environment differs is asked its --version itself", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-program-seen-" });
-  try {
+  await inTemp(async (dir) => {
     const { bin, asked } = await fakeClaude(dir, "2.1.0 (Claude Code)");
     const program = join(bin, "claude");
     const looks = programLooks();
@@ -103,7 +106,5 @@ Deno.test("programSeen(): a new look reads the program again, and a role whose e
     assert.equal(later?.version, "2.2.0 (Claude Code)");
     assert.equal(later?.sha256, await sha256(await Deno.readFile(program)));
     assert.equal(await askedCount(asked), 3);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

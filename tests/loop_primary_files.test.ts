@@ -15,15 +15,16 @@ async function repoAt(path: string): Promise<void> {
   await initRepo(path);
 }
 
-/** A repository at `dir` (the primary tree here), its git run in the tests' pinned environment. */
-async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
+/** A repository at `<dir>/primary` (the primary tree), its git run in the tests' pinned environment. */
+async function inRepo(fn: (primary: string, dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "relay-primary-files-" });
   const saved = Object.fromEntries(Object.keys(GIT_ENV).map((k) => [k, Deno.env.get(k)]));
   for (const [k, v] of Object.entries(GIT_ENV)) Deno.env.set(k, v);
   try {
-    await repoAt(join(dir, "primary"));
-    await git(join(dir, "primary"), "commit", "--quiet", "--allow-empty", "-m", "start");
-    await fn(dir);
+    const primary = join(dir, "primary");
+    await repoAt(primary);
+    await git(primary, "commit", "--quiet", "--allow-empty", "-m", "start");
+    await fn(primary, dir);
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) Deno.env.delete(k);
@@ -34,8 +35,7 @@ async function inRepo(fn: (dir: string) => Promise<void>): Promise<void> {
 }
 
 Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a link to a folder, without reading them", async () => {
-  await inRepo(async (dir) => {
-    const primary = join(dir, "primary");
+  await inRepo(async (primary) => {
     await Deno.writeTextFile(join(primary, "a.txt"), "a\n");
     await git(primary, "add", "a.txt");
     await git(primary, "commit", "--quiet", "-m", "a");
@@ -53,8 +53,7 @@ Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a l
 });
 
 Deno.test("primaryFiles() reads a clone inside the tree without reading a named pipe in it", async () => {
-  await inRepo(async (dir) => {
-    const primary = join(dir, "primary");
+  await inRepo(async (primary) => {
     const nested = join(primary, "vendor");
     await repoAt(nested);
     await Deno.writeTextFile(join(nested, "f.txt"), "f\n");
@@ -68,8 +67,7 @@ Deno.test("primaryFiles() reads a clone inside the tree without reading a named 
 });
 
 Deno.test("primaryFiles() sees a commit in a submodule that was already changed: its git folder, named by its .git file, is read too", async () => {
-  await inRepo(async (dir) => {
-    const primary = join(dir, "primary");
+  await inRepo(async (primary, dir) => {
     const sub = join(dir, "sub");
     await repoAt(sub);
     await Deno.writeTextFile(join(sub, "f.txt"), "f\n");

@@ -302,6 +302,88 @@ for (
   });
 }
 
+/**
+ * A primary tree with a submodule `lib`, initialized there, on main and on the remote; the
+ * executor's `agent` script (bash) runs in the worktree before the honest agent's work, with
+ * PRIMARY set to the primary tree and RAN to a file a planted filter would write.
+ */
+async function submoduleScene(agent: string) {
+  const scene = await makeScene();
+  const lib = join(scene.dir, "their-lib");
+  await scene.git(scene.dir, ["init", "--quiet", "--initial-branch=main", lib]);
+  await Deno.writeTextFile(join(lib, "lib.txt"), "one\n");
+  await scene.git(lib, ["add", "lib.txt"]);
+  await scene.git(lib, ["commit", "--quiet", "-m", "their library"]);
+  const allow = ["-c", "protocol.file.allow=always"];
+  await scene.git(scene.work, [...allow, "submodule", "add", "--quiet", lib, "lib"]);
+  await scene.git(scene.work, ["commit", "--quiet", "-m", "their library as a submodule"]);
+  await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  const script = join(scene.dir, "submodule-agent.sh");
+  await Deno.writeTextFile(
+    script,
+    `. "${join(AGENTS, "lib.sh")}"\n` +
+      `PRIMARY="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"\nRAN="${ran(scene)}"\n` +
+      `${agent}\nproduct_change\nhonest_report\n`,
+  );
+  await scene.setAgent(["bash", script, "{prompt}"]);
+  await openBrief(scene);
+  return scene;
+}
+
+/** Where the filter an agent plants writes, if git ever runs it. */
+function ran(scene: Scene): string {
+  return join(scene.dir, "filter-ran");
+}
+
+Deno.test("an agent that initializes a submodule in its worktree is not stopped: the task ships", async () => {
+  await using scene = await submoduleScene(
+    `git -c protocol.file.allow=always submodule update --init --quiet\ntest -f lib/lib.txt`,
+  );
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+});
+
+Deno.test("an agent that plants a filter in the primary tree's submodule gets a HOLD naming it, and relay never runs the filter", async () => {
+  await using scene = await submoduleScene(
+    `m="$PRIMARY/.git/modules/lib"\n` +
+      `git config --file "$m/config" filter.x.clean "sh /tmp/filter.sh"\n` +
+      `mkdir -p "$m/info"; echo '* filter=x' > "$m/info/attributes"\n` +
+      // The same size and a new time: a status inside the submodule would have to read it.
+      `echo two > "$PRIMARY/lib/lib.txt"; touch -d 2000-01-01 "$PRIMARY/lib/lib.txt"`,
+  );
+  const originBefore = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  assert.match(hold.reason, /files of the primary tree changed: lib$/);
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's filter");
+  assert.deepEqual(await originRefs(scene), originBefore);
+});
+
+Deno.test("an agent that plants a filter in its own worktree's submodule: relay's git never runs it, and the task ships", async () => {
+  await using scene = await submoduleScene(
+    `git -c protocol.file.allow=always submodule update --init --quiet\n` +
+      `m="$(git rev-parse --git-dir)/modules/lib"\n` +
+      `git config --file "$m/config" filter.x.clean "sh -c 'echo ran >> \\"$RAN\\"; cat'"\n` +
+      `mkdir -p "$m/info"; echo '* filter=x' > "$m/info/attributes"\n` +
+      // Its commit moved (one relay must not stage), and a file changed at the same size.
+      `echo two > lib/lib.txt; git -C lib -c filter.x.clean=cat commit -q -am moved\n` +
+      `echo ten > lib/lib.txt; touch -d 2000-01-01 lib/lib.txt`,
+  );
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's filter");
+  // And a person's look at the loop does not run it either.
+  const doctor = await scene.relay(["doctor"]);
+  assert.equal(
+    await exists(ran(scene)),
+    false,
+    `relay doctor ran the agent's filter: ${all(doctor)}`,
+  );
+});
+
 Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {
   await using scene = await makeScene({ agent: "moves-main.sh" });
   await openBrief(scene);

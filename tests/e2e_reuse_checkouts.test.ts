@@ -272,10 +272,20 @@ Deno.test("a review tick's git: review, finish, polish and security, the gate an
   assert.equal(count(/^worktree list /), 2, listing); // the review's first turn, then parking
   // The finish stage's, the gate's and the merge's merge of the head onto main: one.
   assert.equal(count(/^merge-tree /), 1, listing);
-  assert.equal(count(/^status --porcelain=v1 -z --untracked-files=normal$/), 1, listing); // parking
+  assert.equal(
+    count(/^status --porcelain=v1 -z --untracked-files=normal --ignore-submodules=dirty$/),
+    1,
+    listing,
+  ); // parking
   // Every turn still looks: hidden index entries, status with what git ignores, and a clean.
   assert.equal(count(/^ls-files -v -z$/), 4, listing); // three turns, then parking
-  assert.equal(count(/^status --porcelain=v1 -z --untracked-files=normal --ignored$/), 3, listing);
+  assert.equal(
+    count(
+      /^status --porcelain=v1 -z --untracked-files=normal --ignored --ignore-submodules=dirty$/,
+    ),
+    3,
+    listing,
+  );
   assert.equal(count(/^clean -d -x -f -q$/), 3, listing);
   // The report, the brief and every procedure: one read of main, no `git show` each.
   assert.equal(count(/^show /), 0, listing);

@@ -174,6 +174,29 @@ Deno.test("split machines: a run whose worktree holds a submodule (git moves no 
   await submoduleWorks(scene, a, runId!);
 });
 
+Deno.test("split machines: setting aside a run whose worktree holds a submodule changed inside runs nothing that submodule's own config names", async () => {
+  await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
+  const { a } = await doneElsewhere(scene);
+  const wt = await submoduleInTaskWorktree(scene, a);
+  // The turn committed the submodule with a file of its own; then, as an agent could, a clean
+  // filter in the submodule's git folder and a change of that file at the same size.
+  const lib = join(wt, "lib");
+  await scene.git(lib, ["add", "local.txt"]);
+  await scene.git(lib, ["commit", "--quiet", "-m", "a file of its own"]);
+  await scene.git(wt, ["add", "lib"]);
+  await scene.git(wt, ["commit", "--quiet", "-m", "the turn's submodule"]);
+  const ran = join(scene.dir, "filter-ran");
+  const gitDir = await scene.out(["rev-parse", "--absolute-git-dir"], lib);
+  await scene.git(lib, ["config", "filter.x.clean", `sh -c 'echo ran >> "${ran}"; cat'`]);
+  await Deno.mkdir(join(gitDir, "info"), { recursive: true });
+  await Deno.writeTextFile(join(gitDir, "info", "attributes"), "* filter=x\n");
+  await Deno.writeTextFile(join(lib, "local.txt"), "ONLY HERE\n");
+  await Deno.utime(join(lib, "local.txt"), 946684800, 946684800);
+  const back = await step(scene, a, "poll", SET_ASIDE);
+  await assertSetAside(scene, a, SET_ASIDE.exec(back.stdout)![1]!);
+  assert.equal(await exists(ran), false, "relay's git ran the submodule's filter");
+});
+
 Deno.test("split machines: a move of a worktree with a submodule that a killed tick left halfway (folder renamed, git's record not repaired) survives a git worktree prune and is finished by the next tick", async () => {
   await using scene = await makeScene({ config: "machines: split\nattempts: 1\n" });
   const { a } = await doneElsewhere(scene);

@@ -93,3 +93,88 @@ Deno.test("primaryFiles() sees a commit in a submodule that was already changed:
     assert.notEqual(after["lib"], before["lib"], "the commit changed the submodule's git folder");
   });
 });
+
+/**
+ * A primary tree with a submodule `lib` (from `<dir>/sub`) whose git folder has a clean filter
+ * planted in it, as an agent would: the filter leaves `<dir>/ran` if git ever runs it. Its file
+ * is then rewritten at the same size with a new time, so that a status inside the submodule
+ * would run the filter to tell whether the file changed.
+ */
+async function withPlantedSubmodule(
+  fn: (primary: string, dir: string, ran: string) => Promise<void>,
+): Promise<void> {
+  await inRepo(async (primary, dir) => {
+    const sub = join(dir, "sub");
+    await repoAt(sub);
+    await Deno.writeTextFile(join(sub, "f.txt"), "one\n");
+    await git(sub, "add", "f.txt");
+    await git(sub, "commit", "--quiet", "-m", "sub");
+    await git(
+      primary,
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "--quiet",
+      sub,
+      "lib",
+    );
+    await git(primary, "commit", "--quiet", "-m", "lib");
+    const ran = join(dir, "ran");
+    await fn(primary, dir, ran);
+  });
+}
+
+/** Plants a clean filter, for every file, in the git folder `gitDir`. */
+async function plantFilter(gitDir: string, ran: string): Promise<void> {
+  await git(
+    gitDir,
+    "config",
+    "--file",
+    join(gitDir, "config"),
+    "filter.x.clean",
+    `sh -c 'echo ran >> "${ran}"; cat'`,
+  );
+  await Deno.mkdir(join(gitDir, "info"), { recursive: true });
+  await Deno.writeTextFile(join(gitDir, "info", "attributes"), "* filter=x\n");
+}
+
+/** The same size, another content, another time: git must read the file to tell. */
+async function sameSizeEdit(file: string): Promise<void> {
+  await Deno.writeTextFile(file, "two\n");
+  await Deno.utime(file, 946684800, 946684800);
+}
+
+Deno.test("primaryFiles() never runs git inside a submodule: a filter planted in its git folder does not run, and the edit is seen", async () => {
+  await withPlantedSubmodule(async (primary, _dir, ran) => {
+    const before = await primaryFiles(new Git(primary));
+    assert.match(
+      before["lib"] ?? "",
+      /^\(repository\) [0-9a-f]{64}$/,
+      "an unchanged submodule is read too",
+    );
+    await plantFilter(join(primary, ".git", "modules", "lib"), ran);
+    await sameSizeEdit(join(primary, "lib", "f.txt"));
+    // .gitmodules' own `ignore` does not hide it either.
+    await git(primary, "config", "--file", ".gitmodules", "submodule.lib.ignore", "none");
+    const after = await primaryFiles(new Git(primary));
+    assert.equal(await Deno.stat(ran).then(() => "ran", () => "never ran"), "never ran");
+    assert.notEqual(after["lib"], before["lib"]);
+  });
+});
+
+Deno.test("primaryFiles() never runs git in the git folder a submodule's .git file is turned to, and sees the turn", async () => {
+  await withPlantedSubmodule(async (primary, dir, ran) => {
+    const before = await primaryFiles(new Git(primary));
+    // A clone of its own, whose index knows f.txt: a status there would hash the file.
+    const clone = join(dir, "elsewhere");
+    await git(dir, "clone", "--quiet", join(dir, "sub"), clone);
+    const elsewhere = join(clone, ".git");
+    await plantFilter(elsewhere, ran);
+    await Deno.writeTextFile(join(primary, "lib", ".git"), `gitdir: ${elsewhere}\n`);
+    await sameSizeEdit(join(primary, "lib", "f.txt"));
+    const after = await primaryFiles(new Git(primary));
+    assert.equal(await Deno.stat(ran).then(() => "ran", () => "never ran"), "never ran");
+    assert.notEqual(after["lib"], before["lib"]);
+  });
+});

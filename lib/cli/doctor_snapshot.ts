@@ -6,7 +6,7 @@
  */
 import { join, resolve } from "../path.ts";
 import type { RepoPaths } from "../git/discover.ts";
-import { Git } from "../git/git.ts";
+import { Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 import {
   BRIEF_FILE,
   CONFIG_FILE,
@@ -368,7 +368,15 @@ export async function gather(
     : [];
   const ours = here.filter((f) => !ignored.includes(f));
   const changed = ours.length
-    ? (await git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ...ours]))
+    ? (await git.run([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--untracked-files=all",
+      NO_SUBMODULE_STATUS,
+      "--",
+      ...ours,
+    ]))
       .stdout.split("\0")
       .filter((e) => e !== "").map((e) => e.slice(3))
     : [];
@@ -388,7 +396,14 @@ export async function gather(
   for (const tree of [repo.root, ...present.map((w) => w.path)]) {
     const out = await new Git(tree).run(
       // A look, never an index write: a turn's agent, or its guard, may be at work there.
-      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+      [
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=normal",
+        NO_SUBMODULE_STATUS,
+      ],
       { allowFail: true },
     );
     if (out.code !== 0) continue;

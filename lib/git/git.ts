@@ -72,6 +72,19 @@ export const SAFE_CONFIG: readonly string[] = [
  */
 const NO_AUTO_MAINTENANCE: readonly string[] = ["-c", "maintenance.auto=false"];
 
+/**
+ * Given to every `git status` relay runs. To tell whether a submodule's files changed, git runs
+ * a status inside it, under that submodule's own config (in its git folder, which whoever can
+ * write the tree can write: an agent), and a clean filter there runs as relay. "dirty" still
+ * lists a submodule whose commit moved, read from its refs without running anything. Only the
+ * command line settles it: a `.gitmodules` `ignore` line overrides `diff.ignoreSubmodules`.
+ * (What is inside a submodule is nothing relay commits: the merge gate refuses a submodule.)
+ */
+export const NO_SUBMODULE_STATUS = "--ignore-submodules=dirty";
+
+/** The index's mode for a submodule (a commit of another repository). */
+export const GITLINK_MODE = "160000";
+
 export const NETWORK_TIMEOUT_MS = 120_000;
 
 /** How often a fetch that lost a ref-lock race to another fetch is tried. */
@@ -610,6 +623,7 @@ export class Git {
       "--porcelain=v1",
       "-z",
       `--untracked-files=${untracked ? "all" : "no"}`,
+      NO_SUBMODULE_STATUS,
     ]);
     return out.split("\0").filter((e) => e !== "");
   }

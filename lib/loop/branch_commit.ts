@@ -4,7 +4,7 @@
  * paperwork, whatever the agent committed.
  */
 import { join } from "../path.ts";
-import type { Git } from "../git/git.ts";
+import { type Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 import { PAPERWORK_PATHS } from "../state/paths.ts";
 import { copyRedacted, redact } from "../proc/redact.ts";
 import { type BuildOutputMatcher, buildOutputMatcher } from "../git/build_output.ts";
@@ -28,6 +28,7 @@ export async function savePaperwork(wt: Git, saveDir: string): Promise<string[]>
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
+    NO_SUBMODULE_STATUS,
     "--",
     ...PAPERWORK_PATHS,
   ]);
@@ -87,8 +88,18 @@ export async function commitLeftovers(
     }
   }
   // One look at the rest: what differs from HEAD (staged or not) and what is untracked.
+  // A submodule only when its commit moved: one changed inside would be staged by `git add`,
+  // which runs a status in it under its own config (see NO_SUBMODULE_STATUS). A moved one is
+  // committed as it is, and the merge gate sends the PR to a person.
   const entries = statusEntries(
-    await wt.out(["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"]),
+    await wt.out([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--no-renames",
+      "--untracked-files=all",
+      NO_SUBMODULE_STATUS,
+    ]),
   );
   // A conflict nobody resolved (a `git stash pop` or `checkout -m` leaves one with no merge to
   // name): committed, it would put the conflict markers on the branch.

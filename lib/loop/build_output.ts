@@ -13,7 +13,7 @@
 import { join } from "../path.ts";
 import { normalizePath } from "../git/glob.ts";
 import { type BuildOutputMatcher } from "../git/build_output.ts";
-import type { Git } from "../git/git.ts";
+import { type Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 
 /**
  * Paths named for a message: one entry per folder a folder glob matched (with
@@ -115,7 +115,13 @@ export async function clearUntrackedBuildOutput(
   matcher: BuildOutputMatcher,
 ): Promise<{ removed: string[]; clean: boolean }> {
   // "normal" lists a wholly untracked folder once (node_modules/), not file by file.
-  const entries = (await wt.out(["status", "--porcelain=v1", "-z", "--untracked-files=normal"]))
+  const entries = (await wt.out([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=normal",
+    NO_SUBMODULE_STATUS,
+  ]))
     .split("\0").filter((e) => e !== "");
   if (entries.length === 0) return { removed: [], clean: true };
   const paths = entries.map((e) => e.startsWith("?? ") ? e.slice(3) : null);

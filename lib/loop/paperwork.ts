@@ -5,7 +5,7 @@
  */
 import { dirname, join } from "../path.ts";
 import { HoldError } from "../errors.ts";
-import { type Git, REUSE_FETCH_MS } from "../git/git.ts";
+import { type Git, NO_SUBMODULE_STATUS, REUSE_FETCH_MS } from "../git/git.ts";
 import { discoverRepo } from "../git/discover.ts";
 import { fileSize, reflogShas } from "./turn_anchors.ts";
 import {
@@ -119,6 +119,7 @@ export async function setAsidePaperwork(
     "-z",
     "--untracked-files=all",
     "--no-renames",
+    NO_SUBMODULE_STATUS,
     "--",
     ...OWN_PAPERWORK,
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
@@ -234,6 +235,7 @@ export async function commitPaperwork(
     "-z",
     "--untracked-files=all",
     "--no-renames",
+    NO_SUBMODULE_STATUS,
     "--",
     BRIEF_FILE,
     REPORT_FILE,
@@ -385,6 +387,7 @@ export async function rebasePaperwork(
     "--porcelain=v1",
     "-z",
     "--untracked-files=no",
+    NO_SUBMODULE_STATUS,
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
   if (others.length) {
     if (set) await restoreAside(primary, set, before, before);
@@ -437,6 +440,7 @@ export async function commitReviewerPaperwork(
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
+    NO_SUBMODULE_STATUS,
     "--",
     ...paths,
   ]);

@@ -16,7 +16,7 @@ import { isAbsolute, join } from "../path.ts";
 import { ProbeError } from "../errors.ts";
 import type { RoleName, RoleSpec } from "../config/profile_load.ts";
 import type { ProgramSeen } from "../config/task_config.ts";
-import { Git } from "../git/git.ts";
+import { Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 import { programFile, programSeen } from "../agents/program_seen.ts";
 import { runsAsRoot, startTurn } from "../agents/turn.ts";
 import { buildInvocation } from "../agents/presets.ts";
@@ -127,7 +127,7 @@ async function scratchRepo(dir: string): Promise<Git> {
 async function checkout(git: Git): Promise<string> {
   return [
     await git.out(["rev-parse", "HEAD"]),
-    await git.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+    await git.out(["status", "--porcelain=v1", "--untracked-files=all", NO_SUBMODULE_STATUS]),
   ].join("\n");
 }
 
@@ -221,7 +221,12 @@ export async function probeRole(
     if (!author && changed) {
       reasons.push(
         `it changed its checkout (${
-          (await git.out(["status", "--porcelain=v1", "--untracked-files=all"])).split("\n")
+          (await git.out([
+            "status",
+            "--porcelain=v1",
+            "--untracked-files=all",
+            NO_SUBMODULE_STATUS,
+          ])).split("\n")
             .join("; ") || "moved HEAD"
         }): a ${role} role must not write`,
       );

@@ -17,7 +17,7 @@
  */
 import { dirname, join } from "../path.ts";
 import { HoldError } from "../errors.ts";
-import type { Git } from "../git/git.ts";
+import { type Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 import type { Log } from "../proc/log.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
@@ -51,7 +51,7 @@ export async function setAsideStalePaperwork(
   if ((await primary.changedPaths(base, upstream, [BRIEF_FILE])).length === 0) return false;
   const committed = base !== local;
   const dirty = async (path: string) =>
-    (await primary.out(["status", "--porcelain=v1", "-z", "--", path])) !== "";
+    (await primary.out(["status", "--porcelain=v1", "-z", NO_SUBMODULE_STATUS, "--", path])) !== "";
   const mine = (committed && (await primary.changedPaths(base, local, [BRIEF_FILE])).length > 0) ||
     await dirty(BRIEF_FILE);
   if (!mine) return false;

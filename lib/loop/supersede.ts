@@ -351,7 +351,7 @@ async function anchorWorktree(ctx: AsideContext, run: Journal): Promise<void> {
   if (await ctx.git.resolve(ref)) return;
   const folder = await worktreeAt(ctx, run.worktree);
   if (!folder) return; // moved already (a killed tick), or gone: nothing uncommitted to read here
-  const { Git } = await import("../git/git.ts");
+  const { Git, GITLINK_MODE, NO_SUBMODULE_STATUS } = await import("../git/git.ts");
   const wt = new Git(run.worktree, ctx.config.timeouts.networkMs);
   const head = await wt.resolve("HEAD");
   if (!head) return;
@@ -361,13 +361,28 @@ async function anchorWorktree(ctx: AsideContext, run: Journal): Promise<void> {
     await wt.run(["read-tree", head], { env });
     // A git repository the agent made inside the worktree (listed whole, "web/") stays out:
     // `git add` fails on one without a commit. It stays in the worktree, which is kept.
-    const nested = (await wt.out(
-      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+    const listed = (await wt.out(
+      [
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        NO_SUBMODULE_STATUS,
+      ],
       { env },
-    ))
-      .split("\0").filter((e) => e.startsWith("?? ") && e.endsWith("/"))
-      .map((e) => `:(exclude,literal)${e.slice(3, -1)}`);
-    await wt.run(["add", "--all", "--", ".", ...nested], { env });
+    )).split("\0").filter((e) => e !== "");
+    const nested = listed.filter((e) => e.startsWith("?? ") && e.endsWith("/"))
+      .map((e) => e.slice(3, -1));
+    // Nor a submodule status did not list (one whose commit did not move): `git add` would
+    // run a status inside it, under its own config, which the agent can write (see
+    // NO_SUBMODULE_STATUS). One whose commit moved is recorded as it is, running nothing.
+    const moved = new Set(listed.map((e) => e.slice(3)));
+    const submodules = (await wt.out(["ls-files", "--stage", "-z"], { env })).split("\0")
+      .filter((e) => e.startsWith(`${GITLINK_MODE} `)).map((e) => e.slice(e.indexOf("\t") + 1))
+      .filter((p) => !moved.has(p));
+    const leftOut = [...nested, ...submodules].map((p) => `:(exclude,literal)${p}`);
+    await wt.run(["add", "--all", "--", ".", ...leftOut], { env });
     const tree = await wt.out(["write-tree"], { env });
     if (tree === await wt.out(["rev-parse", `${head}^{tree}`])) return;
     const sha = await wt.out(

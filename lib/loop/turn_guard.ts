@@ -6,7 +6,7 @@
  * anchors every commit of the turn first, so no advice it gives can lose one.
  */
 import { join, resolve } from "../path.ts";
-import { Git } from "../git/git.ts";
+import { Git, GITLINK_MODE } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
 import { largeFileHash, sha256 } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
@@ -51,17 +51,26 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     "-z",
     "--no-renames",
     "--untracked-files=all",
-    // As `git diff HEAD` did: a submodule counts when its commit or tracked files changed.
-    "--ignore-submodules=untracked",
+    // Never into a submodule: to see whether one changed, git runs a status inside it, under
+    // that submodule's own config (.git/modules/<name>/config, or wherever its .git file
+    // points), which the agent can write — a clean filter there would run as relay, before
+    // this guard has compared anything. Submodules are read below instead. (Only the command
+    // line has this last word: .gitmodules' `ignore` overrides diff.ignoreSubmodules.)
+    "--ignore-submodules=all",
     "--",
     ".",
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
-  // Every queued brief, changed or not: one the agent rewrites must show as changed,
-  // not as new (a person may add or drop briefs during the turn; see changedPrimaryFiles).
-  const inbox = (await primary.out(["ls-files", "-z", "--", INBOX_DIR])).split("\0");
+  // One index listing for two things, neither of which runs git inside a submodule:
+  // every queued brief, changed or not (one the agent rewrites must show as changed, not as
+  // new: a person may add or drop briefs during the turn; see changedPrimaryFiles), and every
+  // submodule, each read whole by fingerprint() whether or not it changed.
+  const indexed = (await primary.out(["ls-files", "--stage", "-z"])).split("\0")
+    .map((e) => ({ mode: e.slice(0, e.indexOf(" ")), path: e.slice(e.indexOf("\t") + 1) }))
+    .filter(({ mode, path }) => mode === GITLINK_MODE || path.startsWith(`${INBOX_DIR}/`))
+    .map(({ path }) => path);
   const files: Record<string, string> = {};
   for (
-    const path of [...new Set([...changed, ...inbox])].filter((p) => p !== "").sort()
+    const path of [...new Set([...changed, ...indexed])].filter((p) => p !== "").sort()
   ) {
     files[path] = await fingerprint(join(primary.cwd, path));
   }

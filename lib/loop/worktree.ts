@@ -5,7 +5,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve } from "../path.ts";
 import { HoldError } from "../errors.ts";
-import { Git } from "../git/git.ts";
+import { Git, NO_SUBMODULE_STATUS } from "../git/git.ts";
 import { operationInProgress } from "../git/discover.ts";
 import { failpoint } from "../state/failpoint.ts";
 import { worktreeGitDir } from "./guard.ts";
@@ -273,7 +273,13 @@ export async function parkWorktree(
   if (resolve(dirname(path)) !== resolve(root) || await exists(spare)) return false;
   const wt = new Git(path);
   if (!opts.statusEmpty) {
-    const status = await wt.run(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], {
+    const status = await wt.run([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--untracked-files=normal",
+      NO_SUBMODULE_STATUS,
+    ], {
       allowFail: true,
     });
     if (status.code !== 0 || status.stdout !== "") return false;
@@ -309,6 +315,7 @@ async function recycle(
     "-z",
     "--untracked-files=all",
     "--ignored",
+    NO_SUBMODULE_STATUS,
   ], { allowFail: true });
   if (left.code !== 0 || left.stdout !== "" || await hiddenState(sw) !== null) return false;
   if ((await primary.run(["worktree", "move", "--", spare, path], { allowFail: true })).code) {

@@ -5,7 +5,7 @@
  */
 import { join } from "../../path.ts";
 import { HoldError } from "../../errors.ts";
-import { Git } from "../../git/git.ts";
+import { Git, NO_SUBMODULE_STATUS } from "../../git/git.ts";
 import { currentBranch, operationInProgress } from "../../git/discover.ts";
 import { loadRepoConfig } from "../../config/repo_load.ts";
 import { loadProfile, profilePath, withFlags } from "../../config/profile_load.ts";
@@ -340,6 +340,7 @@ async function clearStaleReport(wt: Git, runDir: string): Promise<void> {
     "status",
     "--porcelain=v1",
     "--untracked-files=all",
+    NO_SUBMODULE_STATUS,
     "--",
     REPORT_FILE,
   ]);

@@ -6,7 +6,7 @@
  * is review_turn.ts.
  */
 import { dirname, join, resolve } from "../../path.ts";
-import { Git } from "../../git/git.ts";
+import { Git, NO_SUBMODULE_STATUS } from "../../git/git.ts";
 import { FULL_ID } from "../../git/discover.ts";
 import { orphanTurn, overdueText } from "../../agents/turn.ts";
 import type { BuildOutputMatcher } from "../../git/build_output.ts";
@@ -136,7 +136,7 @@ export async function snapshot(
   return {
     head: await wt.head(),
     status: withoutUntrackedBuildOutput(
-      await wt.out(["status", "--porcelain=v1", "--untracked-files=all"]),
+      await wt.out(["status", "--porcelain=v1", "--untracked-files=all", NO_SUBMODULE_STATUS]),
       buildOutput,
     ),
     refs,
@@ -317,6 +317,7 @@ async function switchClean(
     "-z",
     "--untracked-files=normal",
     "--ignored",
+    NO_SUBMODULE_STATUS,
   ])).split("\0").filter((e) => e !== "");
   const foreign = left.filter((e) =>
     !e.startsWith("!! ") && (!e.startsWith("?? ") || !buildOutput.match(e.slice(3)))
@@ -337,6 +338,7 @@ async function switchClean(
     "-z",
     "--untracked-files=all",
     "--ignored",
+    NO_SUBMODULE_STATUS,
   ])).split("\0").filter((e) => e !== "");
   const oid = check.find((e) => e.startsWith("# branch.oid "))?.slice("# branch.oid ".length);
   if (oid !== head) return `HEAD is ${oid?.slice(0, 12) ?? "unknown"} after the checkout`;

@@ -1,7 +1,8 @@
 /**
  * fileHash() and largeFileHash(): the sha256 relay records of a file, and of each role's program.
  * A program from CHUNKED_FROM_BYTES on (an agent CLI's native binary) is read a chunk at a time
- * (chunkedHash); the hash is the same either way.
+ * (chunkedHash); the hash is the same either way, and the same again from syncHash(), the guard's
+ * hash of a folder's many files.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -11,10 +12,12 @@ import {
   fileHash,
   largeFileHash,
   sha256,
+  syncHash,
 } from "../lib/proc/hash.ts";
 
-Deno.test('fileHash(), chunkedHash() and largeFileHash() agree on sha256 at every size; a missing file is ""', async () => {
+Deno.test('fileHash(), chunkedHash(), largeFileHash() and syncHash() agree on sha256 at every size; a missing file is "" (syncHash: NotFound)', async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-hash-" });
+  const sync = await syncHash();
   try {
     // Known answers (sha256sum's).
     const known = {
@@ -29,6 +32,8 @@ Deno.test('fileHash(), chunkedHash() and largeFileHash() agree on sha256 at ever
       for (const f of [fileHash, chunkedHash, largeFileHash]) {
         assert.equal(await f(join(dir, name)), hash, `${f.name} ${name}`);
       }
+      assert.equal(sync.file(join(dir, name), text!.length), hash, `syncHash ${name}`);
+      assert.equal(sync.text(text!), hash, `syncHash text ${name}`);
     }
     // Chunks of a megabyte: one short of one, one, and sizes around the threshold, not a whole
     // number of chunks; bytes not all alike.
@@ -44,11 +49,13 @@ Deno.test('fileHash(), chunkedHash() and largeFileHash() agree on sha256 at ever
       const hash = await sha256(bytes);
       assert.equal(await chunkedHash(path), hash, `chunkedHash ${size} bytes`);
       assert.equal(await largeFileHash(path), hash, `largeFileHash ${size} bytes`);
+      assert.equal(sync.file(path, size), hash, `syncHash ${size} bytes`);
       if (size < CHUNKED_FROM_BYTES) assert.equal(await fileHash(path), hash, `${size} bytes`);
     }
     for (const f of [fileHash, chunkedHash, largeFileHash]) {
       assert.equal(await f(join(dir, "missing")), "", f.name);
     }
+    assert.throws(() => sync.file(join(dir, "missing"), 0), Deno.errors.NotFound);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

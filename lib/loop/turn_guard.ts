@@ -8,7 +8,7 @@
 import { join, resolve } from "../path.ts";
 import { Git, GITLINK_MODE } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
-import { largeFileHash, sha256 } from "../proc/hash.ts";
+import { largeFileHash, sha256, type SyncHash, syncHash } from "../proc/hash.ts";
 import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
 import {
@@ -90,20 +90,43 @@ async function fingerprint(full: string): Promise<string> {
     throw err;
   });
   if (info === null) return "(deleted)";
-  if (info.isSymlink) return `(symlink) ${await linkTarget(full)}`;
-  if (info.isDirectory) return `(repository) ${await folderPrint(full)}`;
+  if (info.isSymlink) return `(symlink) ${linkTarget(full)}`;
+  if (info.isDirectory) return `(repository) ${folderPrint(full, await syncHash())}`;
   if (!info.isFile) return "(not a file)";
-  return (await contentHash(full, info.size)) || "(deleted)";
+  const hash = await largeFileHash(full, info.size).catch(unreadable);
+  return hash || "(deleted)";
 }
 
-/** A file's hash; one relay may not read (another owner's) is told as such, not thrown. */
-async function contentHash(full: string, size: number): Promise<string> {
-  return await largeFileHash(full, size).catch((err) => `(unreadable: ${(err as Error).name})`);
+/** What stands for the hash of a file relay may not read (another owner's): never thrown. */
+function unreadable(err: unknown): string {
+  return `(unreadable: ${(err as Error).name})`;
+}
+
+/** A file's hash, or why it could not be read (gone since the look, or another owner's). */
+function contentOf(hash: SyncHash, full: string, size: number): string {
+  try {
+    return hash.file(full, size);
+  } catch (err) {
+    return unreadable(err);
+  }
+}
+
+/** What a path is (a link not followed), or null when it is gone. */
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** A link's target; its error's name, "(NotFound)", when it went between the look and the read. */
-async function linkTarget(full: string): Promise<string> {
-  return await Deno.readLink(full).catch((err) => `(${(err as Error).name})`);
+function linkTarget(full: string): string {
+  try {
+    return Deno.readLinkSync(full);
+  } catch (err) {
+    return `(${(err as Error).name})`;
+  }
 }
 
 /**
@@ -112,43 +135,48 @@ async function linkTarget(full: string): Promise<string> {
  * to the second), except git's objects, which are named by their content and never change.
  * A `.git` that is a file (a submodule's: "gitdir: <folder>") is followed to that folder, where
  * the submodule's commits go. Read, not asked of git, which would run what that repository's
- * own config says (a clean filter of its own, during a status).
+ * own config says (a clean filter of its own, during a status). Read without a wait (syncHash):
+ * a folder can hold tens of thousands of files, and each await costs more than the read.
  */
-async function folderPrint(dir: string): Promise<string> {
+function folderPrint(dir: string, hash: SyncHash): string {
   const lines: string[] = [];
   // `objects`: where the walked folder keeps git's objects (".git/objects/" in a repository's
   // folder, "objects/" in a git folder itself).
-  const walk = async (root: string, rel: string, label: string, objects: string) => {
-    const names: string[] = [];
+  const walk = (root: string, rel: string, label: string, objects: string) => {
+    let names: string[];
     try {
-      for await (const entry of Deno.readDir(join(root, rel))) names.push(entry.name);
+      names = [...Deno.readDirSync(join(root, rel))].map((entry) => entry.name).sort();
     } catch (err) {
-      lines.push(`${label}${rel}/ (unreadable: ${(err as Error).name})`);
+      lines.push(`${label}${rel}/ ${unreadable(err)}`);
       return;
     }
-    for (const name of names.sort()) {
+    for (const name of names) {
       const path = rel === "" ? name : `${rel}/${name}`;
       const full = join(root, path);
       const shown = `${label}${path}`;
-      const i = await Deno.lstat(full).catch(() => null);
+      const i = lstatOrNull(full);
       if (i === null) lines.push(`${shown} (gone)`);
       else if (i.isDirectory) {
         lines.push(`${shown}/ ${i.mode}`);
-        await walk(root, path, label, objects);
-      } else if (i.isSymlink) lines.push(`${shown} -> ${await linkTarget(full)}`);
+        walk(root, path, label, objects);
+      } else if (i.isSymlink) lines.push(`${shown} -> ${linkTarget(full)}`);
       else if (!i.isFile) lines.push(`${shown} (not a file)`);
       else if (path.startsWith(objects)) lines.push(`${shown} ${i.size}`);
-      else lines.push(`${shown} ${i.mode} ${await contentHash(full, i.size)}`);
+      else lines.push(`${shown} ${i.mode} ${contentOf(hash, full, i.size)}`);
     }
   };
-  await walk(dir, "", "", ".git/objects/");
+  walk(dir, "", "", ".git/objects/");
   // Only a regular file is read (a named pipe would never end).
   const dotGit = join(dir, ".git");
-  const isFile = (await Deno.lstat(dotGit).catch(() => null))?.isFile ?? false;
-  const gitFile = isFile ? await Deno.readTextFile(dotGit).catch(() => "") : "";
+  let gitFile = "";
+  if (lstatOrNull(dotGit)?.isFile) {
+    try {
+      gitFile = Deno.readTextFileSync(dotGit);
+    } catch { /* gone, or not relay's to read: its line above says so */ }
+  }
   const gitDir = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
-  if (gitDir) await walk(resolve(dir, gitDir), "", "(gitdir) ", "objects/");
-  return await sha256(lines.join("\n"));
+  if (gitDir) walk(resolve(dir, gitDir), "", "(gitdir) ", "objects/");
+  return hash.text(lines.join("\n"));
 }
 
 /**

@@ -42,6 +42,7 @@ export const COMMANDS: Record<string, readonly [file: string, name: string]> = {
   audit: ["audit.ts", "auditCommand"],
   guard: ["guard.ts", "guard"],
   resume: ["resume.ts", "resume"],
+  lease: ["lease.ts", "lease"],
   schedule: ["schedule.ts", "schedule"],
   demo: ["demo.ts", "demo"],
   version: ["version.ts", "version"],

@@ -32,6 +32,8 @@ Commands:
   show       a task's timeline: rounds, attempts, turns, bar, PR, verdicts, gate, merge, HOLDs
   report     every task's timeline as one self-contained HTML page: --html <file> [--task N]
   resume     clear a HOLD after a person has dealt with it
+  lease      machines: split: who holds each role's lease on the remote; release one whose
+             machine is gone (lease release <role> <run>)
   attach-verification  a person's evidence (screenshot, log) for the task's tree as it is now
   note       a person's note, shown to the next agent turn of a task
   probe      check that each role's program works as relay relies on, and record it
@@ -271,6 +273,25 @@ A turn whose process ended while no tick watched it (the tick was killed) is
 uncertain: the tick that finds it holds, and relay resume leaves that HOLD as it
 is (exit 3). --retry-uncertain is the only way to run the turn again; with no
 uncertain turn on record it changes nothing (exit 2).`,
+  lease: `Usage: relay lease [--json]
+       relay lease release <executor|reviewer> <run>
+
+For machines: split. Fetches the leases from the remote and prints, for each
+role, who holds it (host, pid, run), since when and until when, judged by this
+machine's clock; a lease more than a whole lease (timeouts.lease) ahead says the
+holder's clock is ahead of this one's.
+
+release ends the lease of a machine that is gone (crashed, powered off, a
+cancelled CI run), which would otherwise keep its role until the lease runs
+out. It names the run that holds it, as relay lease and the busy line show it:
+the remote is changed only if that run still holds it, with the same
+compare-and-swap push relay's own release makes (never a force). A machine still
+at work stops at its next renewal, within a fifth of its lease, and may act
+until then: release only a lease whose machine is gone.
+
+Exit 0 listed, released, or nothing to release; 1 the lease is another run's
+or moved meanwhile (nothing changed); 2 bad input, or machines: one (its ticks
+take a lock in .git/relay, not a lease).`,
   "attach-verification": `Usage: relay attach-verification <task> --file F [--text T]
 
 Records a person's verification of task <task> — a screenshot, a log — against

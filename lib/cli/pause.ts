@@ -41,7 +41,8 @@ export async function unpause(args: string[], ctx: Context): Promise<number> {
   return 0;
 }
 
-async function whoAmI(): Promise<string> {
+/** "user@host": who paused the loop, or released a lease (relay lease release). */
+export async function whoAmI(): Promise<string> {
   const { hostname } = await import("../state/lock.ts");
   return `${Deno.env.get("USER") ?? Deno.env.get("LOGNAME") ?? "someone"}@${hostname()}`;
 }

@@ -40,8 +40,10 @@ export interface Lease {
   holder: LeaseHolder;
   takenAt: string;
   expiresAt: string;
-  /** Set when the holder let go before it expired. */
+  /** Set when the holder let go before it expired, or a person released it. */
   released?: string;
+  /** Who released it when not its holder: a person's `relay lease release` ("user@host"). */
+  releasedBy?: string;
 }
 
 /** A lease as read from the mirror: the commit it is and what it says. */
@@ -109,6 +111,7 @@ export function parseLease(text: string): Lease | null {
     takenAt: d.takenAt,
     expiresAt: d.expiresAt,
     ...(typeof d.released === "string" ? { released: d.released } : {}),
+    ...(typeof d.releasedBy === "string" ? { releasedBy: d.releasedBy } : {}),
   };
 }
 
@@ -213,13 +216,22 @@ export async function renewLease(
   return sha ? { sha, lease } : null;
 }
 
-/** Lets go of the lease (a released lease commit); false when it was no longer ours. */
+/**
+ * Lets go of the lease (a released lease commit); false when it was no longer ours. `by`: a
+ * person who releases another machine's lease (relay lease release).
+ */
 export async function releaseLease(
   git: Git,
   remote: string,
   held: LeaseAt & { lease: Lease },
   now = new Date(),
+  by?: string,
 ): Promise<boolean> {
-  const lease = { ...held.lease, expiresAt: now.toISOString(), released: now.toISOString() };
+  const lease: Lease = {
+    ...held.lease,
+    expiresAt: now.toISOString(),
+    released: now.toISOString(),
+    ...(by !== undefined ? { releasedBy: by } : {}),
+  };
   return (await swap(git, remote, held.lease.role, held.sha, lease)) !== null;
 }

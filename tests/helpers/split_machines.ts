@@ -111,7 +111,12 @@ export async function briefs(scene: Scene, titles: string[], agent?: string) {
 export async function lease(
   scene: Scene,
   role: "executor" | "reviewer",
-): Promise<{ released?: string; expiresAt: string; holder: { machine: string } }> {
+): Promise<{
+  released?: string;
+  releasedBy?: string;
+  expiresAt: string;
+  holder: { machine: string; run: string };
+}> {
   const ref = `refs/relay/leases/${role}`;
   return JSON.parse(await scene.out(["log", "-1", "--format=%B", ref], scene.origin));
 }

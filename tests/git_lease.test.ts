@@ -462,6 +462,42 @@ Deno.test("lease: a renewal that landed although its push failed does not keep t
   });
 });
 
+Deno.test("lease guard: a holder still at work whose lease a person released (relay lease release) stops at its next renewal, before its next act, and never takes the lease back", async () => {
+  const { confirmLease, guardWith } = await import("../lib/git/lease_guard.ts");
+  const { LeaseLostError } = await import("../lib/errors.ts");
+  using _guard = { [Symbol.dispose]: () => guardWith(null) };
+  await withEnv(async (dir) => {
+    const { a, b } = await world(dir, ["a", "b"]);
+    const t = await heldBy(a);
+    // A person on B releases A's lease, naming A's run, as relay lease release does.
+    await fetch(b);
+    const read = await readLease(b, "executor");
+    assert.ok(read?.lease);
+    assert.ok(
+      await releaseLease(
+        b,
+        "origin",
+        { sha: read.sha, lease: read.lease },
+        new Date(t.clock),
+        "relay lease release by p@h",
+      ),
+    );
+    await fetch(b);
+    const released = (await readLease(b, "executor"))?.sha;
+    // Until its next renewal A does not know (the command says so); at it, A finds the lease
+    // released, not its own, and stops before its next act.
+    t.clock += t.times.renewEveryMs * 1.5;
+    const err = await confirmLease().then(() => null, (e) => e);
+    assert.ok(err instanceof LeaseLostError, String(err));
+    assert.match(err.message, /the executor lease on origin is no longer this machine's/);
+    await t.role.release();
+    await fetch(b);
+    const after = await readLease(b, "executor");
+    assert.equal(after?.sha, released, "A's end of the tick moved nothing on the remote");
+    assert.equal(after?.lease?.releasedBy, "relay lease release by p@h", "A did not take it back");
+  });
+});
+
 Deno.test("emptyTree() writes the empty tree into each repository once, in that repository's object format", async () => {
   await withEnv(async (dir) => {
     const sha1 = new Git(join(dir, "sha1"));

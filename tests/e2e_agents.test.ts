@@ -384,6 +384,23 @@ Deno.test("an agent that plants a filter in its own worktree's submodule: relay'
   );
 });
 
+Deno.test("an agent that commits a repository of its own under .relay/ (paperwork): relay takes it off the branch without running that repository's filter", async () => {
+  await using scene = await submoduleScene(
+    // Its git folder where the agent can write it; a filter there; an edit at the same size.
+    `m="$(git rev-parse --absolute-git-dir)/evil"\n` +
+      `git clone -q --separate-git-dir="$m" "$PRIMARY/../their-lib" .relay/evil\n` +
+      `git add .relay/evil 2>/dev/null; git commit -q -m "a repository under .relay"\n` +
+      `git config --file "$m/config" filter.x.clean "sh -c 'echo ran >> \\"$RAN\\"; cat'"\n` +
+      `mkdir -p "$m/info"; echo '* filter=x' > "$m/info/attributes"\n` +
+      `echo two > .relay/evil/lib.txt; touch -d 2000-01-01 .relay/evil/lib.txt`,
+  );
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's filter");
+  const shipped = await scene.out(["ls-tree", "-r", "--name-only", "task-1"]);
+  assert.doesNotMatch(shipped, /^\.relay\/evil/m, "paperwork paths never ship on a branch");
+});
+
 Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its commit stays reachable", async () => {
   await using scene = await makeScene({ agent: "moves-main.sh" });
   await openBrief(scene);

@@ -77,7 +77,7 @@ async function gitRunning(trees: string[]): Promise<boolean> {
 
 /** When the file last changed on HEAD (commit time), or its mtime when the tree differs. */
 async function since(git: Git, root: string, file: string): Promise<number | null> {
-  const edited = !(await git.ok(["diff", "--quiet", "HEAD", "--", file]));
+  const edited = !(await git.ok(["diff", "--quiet", NO_SUBMODULE_STATUS, "HEAD", "--", file]));
   if (!edited) {
     const ct = (await git.run(["log", "-1", "--format=%ct", "HEAD", "--", file], {
       allowFail: true,

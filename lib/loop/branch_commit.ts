@@ -71,10 +71,18 @@ export async function commitLeftovers(
   message: string,
   opts: LeftoverOptions = {},
 ): Promise<string | null> {
-  // Paperwork the branch changed, committed or not.
-  const changed =
-    (await wt.out(["diff", "--name-only", "--no-renames", "-z", base, "--", ...PAPERWORK_PATHS]))
-      .split("\0").filter((p) => p !== "");
+  // Paperwork the branch changed, committed or not (a repository the agent put there, too:
+  // listed as it is, never looked into; see NO_SUBMODULE_STATUS).
+  const changed = (await wt.out([
+    "diff",
+    "--name-only",
+    "--no-renames",
+    "-z",
+    NO_SUBMODULE_STATUS,
+    base,
+    "--",
+    ...PAPERWORK_PATHS,
+  ])).split("\0").filter((p) => p !== "");
   for (const path of changed) {
     // Mostly a file main has (the report of the task before): put back as it was at once.
     // A checkout of a path the commit lacks fails and changes nothing: it is asked then.
@@ -83,7 +91,10 @@ export async function commitLeftovers(
     if (await wt.ok(["cat-file", "-e", `${base}:${path}`])) {
       await wt.run(back, LITERAL);
     } else {
-      await wt.run(["rm", "--quiet", "--cached", "--ignore-unmatch", "--", path], LITERAL);
+      // Out of the index only (the file is deleted next; savePaperwork kept a copy). -f: git's
+      // check that the staged content is kept elsewhere would run a status inside a
+      // repository the agent staged here, under that repository's own config.
+      await wt.run(["rm", "--quiet", "--cached", "-f", "--ignore-unmatch", "--", path], LITERAL);
       await Deno.remove(join(wt.cwd, path)).catch(() => {});
     }
   }

@@ -344,13 +344,35 @@ Deno.test("an agent that initializes a submodule in its worktree is not stopped:
   assert.match(poll.stdout, /task 1 shipped/);
 });
 
-Deno.test("an agent that plants a filter in the primary tree's submodule gets a HOLD naming it, and relay never runs the filter", async () => {
+/** An agent's script that plants a clean filter in the git folder `$m`, writing to $RAN when run. */
+const PLANT_FILTER =
+  `git config --file "$m/config" filter.x.clean "sh -c 'echo ran >> \\"$RAN\\"; cat'"\n` +
+  `mkdir -p "$m/info"; echo '* filter=x' > "$m/info/attributes"\n`;
+
+/** Rewrites the primary tree's lib/lib.txt at the same size with a new time: git must read it. */
+const SAME_SIZE_EDIT =
+  `echo two > "$PRIMARY/lib/lib.txt"; touch -d 2000-01-01 "$PRIMARY/lib/lib.txt"`;
+
+Deno.test("an agent that plants a filter in the git folder of the primary tree's submodule gets a HOLD naming it before relay runs any git", async () => {
   await using scene = await submoduleScene(
-    `m="$PRIMARY/.git/modules/lib"\n` +
-      `git config --file "$m/config" filter.x.clean "sh /tmp/filter.sh"\n` +
-      `mkdir -p "$m/info"; echo '* filter=x' > "$m/info/attributes"\n` +
-      // The same size and a new time: a status inside the submodule would have to read it.
-      `echo two > "$PRIMARY/lib/lib.txt"; touch -d 2000-01-01 "$PRIMARY/lib/lib.txt"`,
+    `m="$PRIMARY/.git/modules/lib"\n${PLANT_FILTER}${SAME_SIZE_EDIT}`,
+  );
+  const originBefore = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  assert.match(
+    hold.reason,
+    /changed files that steer git or relay: \.git\/modules\/lib\/config, \.git\/modules\/lib\/info\/attributes$/,
+  );
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's filter");
+  assert.deepEqual(await originRefs(scene), originBefore);
+});
+
+Deno.test("an agent that turns the primary tree's submodule to a git folder of its own, with a filter, gets a HOLD naming the submodule, and relay never runs the filter", async () => {
+  await using scene = await submoduleScene(
+    `git clone -q "$PRIMARY/../their-lib" "$PRIMARY/../elsewhere"; m="$PRIMARY/../elsewhere/.git"\n` +
+      `${PLANT_FILTER}echo "gitdir: $m" > "$PRIMARY/lib/.git"\n${SAME_SIZE_EDIT}`,
   );
   const originBefore = await originRefs(scene);
   const poll = await scene.relay(["poll"]);

@@ -428,6 +428,50 @@ Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forge
   }
 });
 
+Deno.test("controlFiles() sees what steers git in the primary tree's submodules (checked out or not, nested, a name with a slash), not their objects or index; a named pipe is never read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    // Git folders as `git submodule` leaves them: modules/<name>/, a name that holds a slash,
+    // a submodule's own submodule, and a submodule named HEAD (a folder, not a git folder's file).
+    const gitDirs = ["lib", "vendor/other", "lib/modules/inner", "HEAD"].map((n) =>
+      join(common, "modules", ...n.split("/"))
+    );
+    for (const g of gitDirs) {
+      await Deno.mkdir(join(g, "hooks"), { recursive: true });
+      await Deno.mkdir(join(g, "objects", "ab"), { recursive: true });
+      await Deno.writeTextFile(join(g, "HEAD"), "ref: refs/heads/main\n");
+      await Deno.writeTextFile(join(g, "config"), "[core]\n\tbare = false\n");
+    }
+    const scope = { commonDir: common, gitDirs: [] };
+    const before = await controlFiles(scope);
+    for (const g of gitDirs.slice(0, 3)) {
+      await Deno.writeTextFile(join(g, "objects", "ab", "cdef"), "an object\n");
+      await Deno.writeTextFile(join(g, "index"), "an index\n");
+    }
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [], "objects and index");
+    await Deno.writeTextFile(join(gitDirs[0]!, "hooks", "post-checkout"), "#!/bin/sh\n");
+    await Deno.writeTextFile(join(gitDirs[1]!, "config"), '[filter "x"]\n\tclean = evil\n');
+    await Deno.mkdir(join(gitDirs[2]!, "info"));
+    await Deno.writeTextFile(join(gitDirs[2]!, "info", "attributes"), "* filter=x\n");
+    await Deno.writeTextFile(join(gitDirs[3]!, "config"), "[core]\n\tfsmonitor = evil\n");
+    const fifo = await new Deno.Command("mkfifo", {
+      args: [join(gitDirs[3]!, "hooks", "pre-commit")],
+    })
+      .output();
+    assert.equal(fifo.code, 0);
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/modules/HEAD/config",
+      ".git/modules/HEAD/hooks/pre-commit",
+      ".git/modules/lib/hooks/post-checkout",
+      ".git/modules/lib/modules/inner/info/attributes",
+      ".git/modules/vendor/other/config",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("changedPrimaryFiles() blames a rewritten inbox brief, not one added or dropped", () => {
   const before = {
     ".relay/inbox/0001-a.md": "h1",

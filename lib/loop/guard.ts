@@ -108,6 +108,11 @@ async function addTree(
     }
     return;
   }
+  // Never read: a named pipe (a hook turned into one) would never end, and the tick with it.
+  if (!info.isFile) {
+    out[label(path)] = `${info.mode ?? ""}:(not a file)`;
+    return;
+  }
   const data = await readOrNull(path);
   if (data !== null) out[label(path)] = `${info.mode ?? ""}:${await sha256(data)}`;
 }
@@ -126,6 +131,35 @@ async function addConfig(
   out[label(path)] = await sha256(withoutBranchSections(new TextDecoder().decode(data)));
 }
 
+/**
+ * What steers git in the primary tree's submodules, each in a git folder under
+ * `<common>/modules/<name>/` (a name may hold slashes; a submodule's own submodules under its
+ * `modules/`): config, hooks, info/. relay never runs git in them, but a person's next `git
+ * submodule update` does, with a hook an agent planted there, even in a submodule the primary
+ * tree has not checked out (whose files primaryFiles never reads). Their objects, refs and
+ * index are not read: an agent's own submodules are under its worktree's git folder
+ * (`worktrees/<name>/modules/`), never here.
+ */
+async function addSubmoduleGitDirs(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  dir: string,
+): Promise<void> {
+  // A git folder has a HEAD file (a folder named HEAD is a submodule's name).
+  if ((await lstatOrNull(join(dir, "HEAD")))?.isFile) {
+    await addConfig(out, label, join(dir, "config"));
+    await addConfig(out, label, join(dir, "config.worktree"));
+    await addTree(out, label, join(dir, "commondir"));
+    await addTree(out, label, join(dir, "hooks"));
+    await addTree(out, label, join(dir, "info"), INFO_SKIP);
+    return await addSubmoduleGitDirs(out, label, join(dir, "modules"));
+  }
+  for (const name of await listDir(dir)) {
+    const path = join(dir, name);
+    if ((await lstatOrNull(path))?.isDirectory) await addSubmoduleGitDirs(out, label, path);
+  }
+}
+
 async function listDir(path: string): Promise<string[]> {
   const names: string[] = [];
   try {
@@ -141,7 +175,8 @@ async function listDir(path: string): Promise<string[]> {
 
 /**
  * The control files of a repository as label → content hash: config (every
- * tree's), hooks/, info/, relay's records and the scope's extra files. Absent
+ * tree's), hooks/, info/, the same of the primary tree's submodules, relay's records and the
+ * scope's extra files. Absent
  * files have no entry, so a new one shows up as a change.
  */
 export async function controlFiles(scope: ControlScope): Promise<Record<string, string>> {
@@ -161,6 +196,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     await addTree(out, label, join(gitDir, "commondir"));
   }
   await addTree(out, label, join(common, "hooks"));
+  await addSubmoduleGitDirs(out, label, join(common, "modules"));
   // relay's git notes (refs/notes/relay): the record `relay audit` trusts is written by the
   // planner side only, never during an agent's turn.
   // (Its loose ref: a packed one an agent writes becomes loose again.)

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HoldError } from "../lib/errors.ts";
 import { Git } from "../lib/git/git.ts";
-import { commitPaperwork, pushMain } from "../lib/loop/paperwork.ts";
+import { commitPaperwork, commitReviewerPaperwork, pushMain } from "../lib/loop/paperwork.ts";
 import { git as sh, identify } from "./helpers/git_env.ts";
 
 class RecordingGit extends Git {
@@ -64,14 +64,54 @@ Deno.test("commitPaperwork() commits the brief, the report and the inbox in one 
 
 Deno.test("commitPaperwork() takes a staged edit that relay's own text undoes for no change, not an error", async () => {
   await using repo = await clone();
-  const git = new Git(repo.work);
+  const git = new RecordingGit(repo.work);
   const sha = await commitPaperwork(git, FILES, MESSAGE);
   // A person stages an edit of the brief; relay then writes the brief as HEAD has it.
   await Deno.writeTextFile(join(repo.work, "NEXT-STEPS.md"), "Status: OPEN\nTask: 9\n");
   await sh(repo.work, "add", "NEXT-STEPS.md");
+  git.ran.length = 0;
   assert.equal(await commitPaperwork(git, FILES, MESSAGE), sha);
   assert.equal(await sh(repo.work, "rev-parse", "HEAD"), sha);
   assert.equal(await sh(repo.work, "status", "--porcelain"), "");
+  // Asked of the index, not tried: a commit with nothing to commit prints a status of the
+  // whole tree, submodules included.
+  assert.deepEqual(git.ran.filter((c) => c.startsWith("commit")), []);
+});
+
+Deno.test("commitPaperwork() with nothing to commit under another message says so and runs no commit", async () => {
+  await using repo = await clone();
+  const git = new RecordingGit(repo.work);
+  const sha = await commitPaperwork(git, FILES, MESSAGE);
+  git.ran.length = 0;
+  await assert.rejects(
+    commitPaperwork(git, FILES, "Task #1: brief — DONE (task-1)"),
+    /nothing to commit for "Task #1: brief — DONE \(task-1\)".*under another message \("Task #1: status — SHIPPED \(task-1\)"\)/,
+  );
+  assert.deepEqual(git.ran.filter((c) => c.startsWith("commit") || c.startsWith("add")), []);
+  assert.equal(await sh(repo.work, "rev-parse", "HEAD"), sha);
+});
+
+Deno.test("commitReviewerPaperwork() commits the brief it left with no inbox folder, and nothing when the add undoes a staged edit", async () => {
+  // No .relay/inbox at all (a person removed its .gitkeep): not a pathspec that fails the add.
+  await using repo = await clone();
+  const git = new RecordingGit(repo.work);
+  await Deno.writeTextFile(join(repo.work, "NEXT-STEPS.md"), "Status: DONE\nTask: 1\n");
+  await Deno.writeTextFile(join(repo.work, "COWORK-STATUS.md"), "the executor's report\n");
+  const sha = await commitReviewerPaperwork(git);
+  assert.equal(sha, await sh(repo.work, "rev-parse", "HEAD"));
+  assert.deepEqual(
+    (await sh(repo.work, "show", "--format=%s", "--name-only", "HEAD")).split("\n"),
+    ["Task #1: brief — DONE (task-1)", "", "NEXT-STEPS.md"],
+  );
+  // A person stages another brief; the reviewer's tree has the brief as HEAD has it again.
+  await Deno.writeTextFile(join(repo.work, "NEXT-STEPS.md"), "Status: OPEN\nTask: 9\n");
+  await sh(repo.work, "add", "NEXT-STEPS.md");
+  await Deno.writeTextFile(join(repo.work, "NEXT-STEPS.md"), "Status: DONE\nTask: 1\n");
+  git.ran.length = 0;
+  assert.equal(await commitReviewerPaperwork(git), null);
+  assert.deepEqual(git.ran.filter((c) => c.startsWith("commit")), []);
+  assert.equal(await sh(repo.work, "rev-parse", "HEAD"), sha);
+  assert.equal(await sh(repo.work, "status", "--porcelain"), "M COWORK-STATUS.md");
 });
 
 Deno.test("pushMain() pushes the paperwork commit this process made without asking git what is in it; anything on top is asked, and a product commit is a HOLD", async () => {

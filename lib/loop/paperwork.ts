@@ -229,7 +229,7 @@ export async function commitPaperwork(
   await Deno.writeTextFile(join(primary.cwd, REPORT_FILE), redact(files.report));
   // What differs from HEAD, staged or not, untracked included: nothing, and there is nothing
   // to add either (then HEAD may be this very commit, made by a run that died before its push).
-  const listed = (await primary.out([
+  const entries = (await primary.out([
     "status",
     "--porcelain=v1",
     "-z",
@@ -240,15 +240,20 @@ export async function commitPaperwork(
     BRIEF_FILE,
     REPORT_FILE,
     INBOX_DIR,
-  ])).split("\0").filter((e) => e.length > 3).map((e) => e.slice(3));
+  ])).split("\0").filter((e) => e.length > 3);
+  const listed = entries.map((e) => e.slice(3));
   const paths: string[] = [BRIEF_FILE, REPORT_FILE];
   if (listed.some((p) => p.startsWith(`${INBOX_DIR}/`))) paths.push(INBOX_DIR);
-  const unchanged = async () => {
-    const subject = await primary.out(["log", "-1", "--format=%s"]);
-    return subject === message;
-  };
-  if (listed.length === 0 && await unchanged()) return await primary.head();
   if (listed.length) await primary.run(["add", "--all", "--", ...paths]);
+  if (!(await stagesSomething(primary, entries, paths))) {
+    // HEAD may be this very commit, made by a run that died before its push.
+    const subject = await primary.out(["log", "-1", "--format=%s"]);
+    if (subject === message) return await primary.head();
+    throw new Error(
+      `nothing to commit for "${message}": the paperwork in ${primary.cwd} is as HEAD ` +
+        `has it, under another message ("${subject}")`,
+    );
+  }
   const commit = ["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths];
   // Where HEAD's reflog stands: the commit's own line is read after it.
   const headLog = join(
@@ -258,15 +263,7 @@ export async function commitPaperwork(
   );
   const mark = await fileSize(headLog);
   const since = Math.floor(Date.now() / 1000);
-  if ((await primary.run(commit, { allowFail: true })).code !== 0) {
-    // Nothing staged after all (a change in the index that the file written just now undoes):
-    // as when nothing was listed. Anything else fails as the commit fails.
-    const staged = await primary.run(["diff", "--cached", "--quiet", "HEAD", "--", ...paths], {
-      allowFail: true,
-    });
-    if (staged.code === 0 && await unchanged()) return await primary.head();
-    await primary.run(commit);
-  }
+  await primary.run(commit);
   const made = await primary.head();
   // What it was made on, as git recorded the commit: the one move of HEAD since the mark. Not
   // HEAD as read before, which someone else's commit in the primary tree meanwhile would have
@@ -434,17 +431,24 @@ export async function commitReviewerPaperwork(
   primary: Git,
   suffix?: string,
 ): Promise<string | null> {
-  const paths = [BRIEF_FILE, INBOX_DIR];
   const changed = await primary.out([
     "status",
     "--porcelain=v1",
     "-z",
     "--untracked-files=all",
+    "--no-renames",
     NO_SUBMODULE_STATUS,
     "--",
-    ...paths,
+    BRIEF_FILE,
+    INBOX_DIR,
   ]);
   if (changed === "") return null;
+  const entries = changed.split("\0").filter((e) => e.length > 3);
+  // The inbox only when something in it changed: a pathspec that matches nothing (no inbox
+  // folder, its .gitkeep removed) fails the add and the commit.
+  const paths = entries.some((e) => e.slice(3).startsWith(`${INBOX_DIR}/`))
+    ? [BRIEF_FILE, INBOX_DIR]
+    : [BRIEF_FILE];
   const { readHeaderField, readHeaderTask, readStatus } = await import(
     "../protocol/status_line.ts"
   );
@@ -457,8 +461,28 @@ export async function commitReviewerPaperwork(
     })`;
   const message = redact(suffix ? `${subject} ${suffix}` : subject);
   await primary.run(["add", "--all", "--", ...paths]);
+  if (!(await stagesSomething(primary, entries, paths))) return null;
   await primary.run(["commit", "--quiet", "--no-verify", "-m", message, "--", ...paths]);
   return await primary.head();
+}
+
+/**
+ * Whether a commit of `paths` would commit anything, after `git add` of them, from the
+ * status entries taken before that add: never `git commit` with nothing to commit, which
+ * fails printing a status of the whole tree, and that status looks inside each submodule
+ * under its own config (see NO_SUBMODULE_STATUS). Asked of git (the index against HEAD, no
+ * working tree) only when an entry was changed both in the index and in the tree: the add
+ * may have undone the staged change then.
+ */
+async function stagesSomething(
+  primary: Git,
+  entries: readonly string[],
+  paths: readonly string[],
+): Promise<boolean> {
+  if (entries.length === 0) return false;
+  const maybeUndone = entries.some((e) => e[0] !== " " && e[0] !== "?" && e[1] !== " ");
+  if (!maybeUndone) return true;
+  return !(await primary.ok(["diff", "--cached", "--quiet", "HEAD", "--", ...paths]));
 }
 
 /** True when local main has commits the remote's main lacks (a paperwork push still to make). */

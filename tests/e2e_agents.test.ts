@@ -307,7 +307,7 @@ for (
  * executor's `agent` script (bash) runs in the worktree before the honest agent's work, with
  * PRIMARY set to the primary tree and RAN to a file a planted filter would write.
  */
-async function submoduleScene(agent: string) {
+async function submoduleScene(agent: string, opts: { deinit?: boolean } = {}) {
   const scene = await makeScene();
   const lib = join(scene.dir, "their-lib");
   await scene.git(scene.dir, ["init", "--quiet", "--initial-branch=main", lib]);
@@ -318,6 +318,8 @@ async function submoduleScene(agent: string) {
   await scene.git(scene.work, [...allow, "submodule", "add", "--quiet", lib, "lib"]);
   await scene.git(scene.work, ["commit", "--quiet", "-m", "their library as a submodule"]);
   await scene.git(scene.work, ["push", "--quiet", "origin", "HEAD:main"]);
+  // A primary tree that never checked the submodule out: its config has no section for it.
+  if (opts.deinit) await scene.git(scene.work, ["submodule", "deinit", "--quiet", "-f", "lib"]);
   const script = join(scene.dir, "submodule-agent.sh");
   await Deno.writeTextFile(
     script,
@@ -342,6 +344,33 @@ Deno.test("an agent that initializes a submodule in its worktree is not stopped:
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, 0, all(poll));
   assert.match(poll.stdout, /task 1 shipped/);
+});
+
+Deno.test("an agent that initializes a submodule the primary tree never initialized is not stopped either: git's url and active lines in the config are no HOLD", async () => {
+  await using scene = await submoduleScene(
+    `git -c protocol.file.allow=always submodule update --init --quiet\ntest -f lib/lib.txt`,
+    { deinit: true },
+  );
+  const config = join(scene.work, ".git", "config");
+  assert.doesNotMatch(await Deno.readTextFile(config), /\[submodule/);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  // What the agent's git wrote, and all it wrote there.
+  assert.match(await Deno.readTextFile(config), /\[submodule "lib"\]\n\tactive = true\n\turl = /);
+});
+
+Deno.test("an agent that sets an update command for a submodule in the repository's config gets a HOLD naming the config", async () => {
+  await using scene = await submoduleScene(
+    `git -c protocol.file.allow=always submodule update --init --quiet\n` +
+      `git config submodule.lib.update "!sh -c 'echo ran >> \\"$RAN\\"'"`,
+    { deinit: true },
+  );
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  assert.match(hold.reason, /changed files that steer git or relay: \.git\/config$/);
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's command");
 });
 
 /** An agent's script that plants a clean filter in the git folder `$m`, writing to $RAN when run. */

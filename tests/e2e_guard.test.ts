@@ -23,8 +23,8 @@ import { Git } from "../lib/git/git.ts";
 import {
   changedControls,
   changedPrimaryFiles,
+  comparedConfig,
   controlFiles,
-  withoutBranchSections,
 } from "../lib/loop/guard.ts";
 
 const HOLD = 3;
@@ -380,7 +380,7 @@ Deno.test("relay's git calls never run a planted core.fsmonitor or hook", async 
   assert.equal(await exists(marker), false, await Deno.readTextFile(marker).catch(() => ""));
 });
 
-Deno.test("withoutBranchSections() drops only whole [branch] sections, never a header git reads as another section", () => {
+Deno.test("comparedConfig() drops only whole [branch] sections, never a header git reads as another section", () => {
   const text = [
     "[core]",
     "\tbare = false",
@@ -392,7 +392,7 @@ Deno.test("withoutBranchSections() drops only whole [branch] sections, never a h
     "\turl = file:///origin",
   ].join("\n");
   assert.equal(
-    withoutBranchSections(text),
+    comparedConfig(text),
     [
       "[core]",
       "\tbare = false",
@@ -400,6 +400,46 @@ Deno.test("withoutBranchSections() drops only whole [branch] sections, never a h
       '[remote "origin"]',
       "\turl = file:///origin",
     ].join("\n"),
+  );
+});
+
+Deno.test("comparedConfig() leaves out what submodule init writes (url, active), and compares every other key and any url naming a transport helper or an option", () => {
+  const base = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n';
+  const compared = (extra: string) => comparedConfig(base + extra);
+  // What `git submodule update --init` in a worktree writes: as if nothing were there.
+  assert.equal(
+    compared('[submodule "vendor/lib"]\n\tactive = true\n\turl = /tmp/lib\n'),
+    compared(""),
+  );
+  assert.equal(
+    compared('[submodule "lib"]\n\tURL = https://example.com/lib.git\n\tActive = true\n'),
+    compared(""),
+  );
+  // A url changed from one plain address to another: the commit fetched is the one recorded.
+  assert.equal(
+    compared('[submodule "lib"]\n\turl = https://example.com/other.git\n'),
+    compared('[submodule "lib"]\n\turl = https://example.com/lib.git\n'),
+  );
+  for (
+    const extra of [
+      '[submodule "lib"]\n\turl = /tmp/lib\n\tupdate = !sh /tmp/evil.sh\n',
+      '[submodule "lib"]\n\turl = ext::sh -c evil\n',
+      '[submodule "lib"]\n\turl = "ext::sh -c evil"\n',
+      '[submodule "lib"]\n\turl = -oProxyCommand=evil\n',
+      // A value continued on the next line is not a plain url.
+      '[submodule "lib"]\n\turl = /tmp/lib \\\n[core]fsmonitor = evil\n',
+      '[submodule "lib"]\n\tfetchRecurseSubmodules = true\n',
+      // A header git reads as more than a submodule section.
+      '[submodule "lib"][core]fsmonitor = /tmp/evil\n',
+      "[submodule]\n\tactive = *\n",
+    ]
+  ) {
+    assert.notEqual(compared(extra), compared(""), extra);
+  }
+  // Another key is compared under its section's name.
+  assert.notEqual(
+    compared('[submodule "a"]\n\tupdate = !x\n'),
+    compared('[submodule "b"]\n\tupdate = !x\n'),
   );
 });
 

@@ -68,24 +68,55 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
 }
 
 /**
- * A git config file without its `[branch "<name>"]` sections: git writes those
- * on `git push -u`, `git branch --set-upstream-to` or `git branch -m` and they
- * name no program; relay pushes with explicit refspecs and never reads them.
- * Only a line that is exactly such a header opens a dropped section, so a
- * header git reads differently (`[branch "x"][core]…`) is kept and compared.
+ * A git config file as the guard compares it. Left out:
+ * - its `[branch "<name>"]` sections: git writes those on `git push -u`, `git branch
+ *   --set-upstream-to` or `git branch -m` and they name no program; relay pushes with explicit
+ *   refspecs and never reads them;
+ * - in a `[submodule "<name>"]` section, the `url` and `active` lines (and the header, when
+ *   nothing else is in the section): `git submodule update --init` in an agent's worktree
+ *   writes those to the repository's config when the primary tree never initialized the
+ *   submodule. Neither names a program: a later `git submodule update` fetches the commit the
+ *   superproject records, whatever the url. A url with a transport helper (`<helper>::`) or a
+ *   leading `-` is kept and compared, as is every other key (`update = !cmd` runs a program).
+ *
+ * Only a line that is exactly such a header opens a section, so a header git reads
+ * differently (`[branch "x"][core]…`) is kept and compared; a value continued on the next
+ * line (a trailing backslash) is kept too.
  */
-export function withoutBranchSections(text: string): string {
+export function comparedConfig(text: string): string {
   const kept: string[] = [];
-  let dropping = false;
+  let section: "branch" | "submodule" | "other" = "other";
+  let header = "";
   for (const line of text.split("\n")) {
+    // A blank line means nothing to git.
+    if (line.trim() === "") continue;
     if (/^\s*\[/.test(line)) {
-      dropping = /^\s*\[\s*branch\s+"(?:[^"\\\n]|\\.)*"\s*\]\s*$/.test(line) ||
-        /^\s*\[\s*branch\.[A-Za-z0-9_./-]+\s*\]\s*$/.test(line);
+      section = BRANCH_HEADER.test(line) || BRANCH_DOTTED_HEADER.test(line)
+        ? "branch"
+        : SUBMODULE_HEADER.test(line)
+        ? "submodule"
+        : "other";
+      header = line;
+      if (section === "submodule") continue;
     }
-    if (!dropping) kept.push(line);
+    if (section === "branch") continue;
+    if (section === "submodule") {
+      const key = SUBMODULE_INIT_KEY.exec(line);
+      if (key && (key[1]!.toLowerCase() === "active" || !/::|^["']?-/.test(key[2]!))) continue;
+      // Any other line of the section is compared, under its header.
+      if (header) kept.push(header);
+      header = "";
+    }
+    kept.push(line);
   }
   return kept.join("\n");
 }
+
+const BRANCH_HEADER = /^\s*\[\s*branch\s+"(?:[^"\\\n]|\\.)*"\s*\]\s*$/;
+const BRANCH_DOTTED_HEADER = /^\s*\[\s*branch\.[A-Za-z0-9_./-]+\s*\]\s*$/;
+const SUBMODULE_HEADER = /^\s*\[\s*submodule\s+"(?:[^"\\\n]|\\.)*"\s*\]\s*$/;
+/** `url = …` or `active = …` on one line (no continuation); [1] the key, [2] the value. */
+const SUBMODULE_INIT_KEY = /^\s*(url|active)\s*=\s*(.*?)\s*$(?<!\\)/i;
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
 async function addTree(
@@ -128,7 +159,7 @@ async function addConfig(
   if (!info.isFile) return await addTree(out, label, path);
   const data = await readOrNull(path);
   if (data === null) return;
-  out[label(path)] = await sha256(withoutBranchSections(new TextDecoder().decode(data)));
+  out[label(path)] = await sha256(comparedConfig(new TextDecoder().decode(data)));
 }
 
 /**

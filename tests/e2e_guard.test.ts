@@ -20,12 +20,7 @@ import {
   stateDir,
 } from "./helpers/scene.ts";
 import { Git } from "../lib/git/git.ts";
-import {
-  changedControls,
-  changedPrimaryFiles,
-  comparedConfig,
-  controlFiles,
-} from "../lib/loop/guard.ts";
+import { changedControls, changedPrimaryFiles, controlFiles } from "../lib/loop/guard.ts";
 
 const HOLD = 3;
 
@@ -380,67 +375,147 @@ Deno.test("relay's git calls never run a planted core.fsmonitor or hook", async 
   assert.equal(await exists(marker), false, await Deno.readTextFile(marker).catch(() => ""));
 });
 
-Deno.test("comparedConfig() drops only whole [branch] sections, never a header git reads as another section", () => {
-  const text = [
-    "[core]",
-    "\tbare = false",
-    '[branch "task-1"]',
-    "\tremote = origin",
-    "\tmerge = refs/heads/task-1",
-    '[branch "x"][core]fsmonitor = /tmp/evil',
-    '[remote "origin"]',
-    "\turl = file:///origin",
-  ].join("\n");
-  assert.equal(
-    comparedConfig(text),
-    [
-      "[core]",
-      "\tbare = false",
-      '[branch "x"][core]fsmonitor = /tmp/evil',
-      '[remote "origin"]',
-      "\turl = file:///origin",
-    ].join("\n"),
-  );
-});
+/**
+ * What the guard calls a change of a repository's config from `before` to `after`, through
+ * controlFiles() and changedControls(), with `read` what git itself reads from `after`
+ * (`git config --list`, outside any repository).
+ */
+async function configChange(before: string, after: string): Promise<{
+  changed: string[];
+  read: string[];
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  try {
+    const common = join(dir, ".git");
+    await Deno.mkdir(common);
+    const file = join(common, "config");
+    const scope = { commonDir: common, gitDirs: [common] };
+    await Deno.writeTextFile(file, before);
+    const was = await controlFiles(scope);
+    await Deno.writeTextFile(file, after);
+    const changed = changedControls(was, await controlFiles(scope));
+    const out = await new Deno.Command("git", {
+      args: ["config", "--file", file, "--no-includes", "--list", "-z"],
+      cwd: dir,
+      env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const read = new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "")
+      .map((e) => e.replace("\n", "="));
+    return { changed, read };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
-Deno.test("comparedConfig() leaves out what submodule init writes (url, active), and compares every other key and any url naming a transport helper or an option", () => {
-  const base = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n';
-  const compared = (extra: string) => comparedConfig(base + extra);
-  // What `git submodule update --init` in a worktree writes: as if nothing were there.
-  assert.equal(
-    compared('[submodule "vendor/lib"]\n\tactive = true\n\turl = /tmp/lib\n'),
-    compared(""),
-  );
-  assert.equal(
-    compared('[submodule "lib"]\n\tURL = https://example.com/lib.git\n\tActive = true\n'),
-    compared(""),
-  );
-  // A url changed from one plain address to another: the commit fetched is the one recorded.
-  assert.equal(
-    compared('[submodule "lib"]\n\turl = https://example.com/other.git\n'),
-    compared('[submodule "lib"]\n\turl = https://example.com/lib.git\n'),
-  );
+const BASE_CONFIG = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n' +
+  "\tfetch = +refs/heads/*:refs/remotes/origin/*\n";
+
+Deno.test("the guard takes what git writes on its own in a repository's config for no change: an upstream, a submodule's url and active where there were none", async () => {
   for (
-    const extra of [
-      '[submodule "lib"]\n\turl = /tmp/lib\n\tupdate = !sh /tmp/evil.sh\n',
-      '[submodule "lib"]\n\turl = ext::sh -c evil\n',
-      '[submodule "lib"]\n\turl = "ext::sh -c evil"\n',
-      '[submodule "lib"]\n\turl = -oProxyCommand=evil\n',
-      // A value continued on the next line is not a plain url.
-      '[submodule "lib"]\n\turl = /tmp/lib \\\n[core]fsmonitor = evil\n',
-      '[submodule "lib"]\n\tfetchRecurseSubmodules = true\n',
-      // A header git reads as more than a submodule section.
-      '[submodule "lib"][core]fsmonitor = /tmp/evil\n',
-      "[submodule]\n\tactive = *\n",
+    const after of [
+      // git push -u, git branch --set-upstream-to, git switch --track.
+      '[branch "task-1"]\n\tremote = origin\n\tmerge = refs/heads/task-1\n',
+      '[branch "task-1"]\n\tremote = .\n\tmerge = refs/heads/main\n\trebase = true\n',
+      // git submodule update --init in a worktree, the primary tree never having run it.
+      '[submodule "vendor/lib"]\n\tactive = true\n\turl = /tmp/lib\n',
+      '[submodule "lib"]\r\n\tURL = https://example.com/lib.git\r\n\tActive = true\r\n',
+      '\n[submodule "a"]\n\turl = git@example.com:a.git\n\n[submodule "b"]\n\tactive = true\n',
     ]
   ) {
-    assert.notEqual(compared(extra), compared(""), extra);
+    const { changed } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
+    assert.deepEqual(changed, [], after);
   }
-  // Another key is compared under its section's name.
-  assert.notEqual(
-    compared('[submodule "a"]\n\tupdate = !x\n'),
-    compared('[submodule "b"]\n\tupdate = !x\n'),
+});
+
+Deno.test("the guard sees every other change of a repository's config, however git would read it", async () => {
+  const cases: [string, string][] = [
+    // [what is appended, what git then reads (lower-cased key=value)]
+    [
+      '[submodule "lib"]\n\turl = /tmp/lib\n\tupdate = !sh /tmp/evil.sh\n',
+      "submodule.lib.update=!sh /tmp/evil.sh",
+    ],
+    ['[submodule "lib"]\n\turl = ext::sh -c evil\n', "submodule.lib.url=ext::sh -c evil"],
+    ['[submodule "lib"]\n\turl = "ext::sh -c evil"\n', "submodule.lib.url=ext::sh -c evil"],
+    ['[submodule "lib"]\n\turl = ext:"":sh -c evil\n', "submodule.lib.url=ext::sh -c evil"],
+    ['[submodule "lib"]\n\turl = ""-oProxyCommand=evil\n', "submodule.lib.url=-oProxyCommand=evil"],
+    ['[submodule "lib"]\n\turl = -oProxyCommand=evil\n', "submodule.lib.url=-oProxyCommand=evil"],
+    ['[submodule "lib"]\n\tactive = "true"\n', "submodule.lib.active=true"],
+    [
+      '[submodule "lib"]\n\tfetchRecurseSubmodules = true\n',
+      "submodule.lib.fetchrecursesubmodules=true",
+    ],
+    // A header git reads as more than one section.
+    ['[submodule "lib"][core]fsmonitor = /tmp/evil\n', "core.fsmonitor=/tmp/evil"],
+    ['[branch "x"][core]fsmonitor = /tmp/evil\n', "core.fsmonitor=/tmp/evil"],
+    // A value continued on the next line: git reads the "header" as part of the url, and
+    // what follows in the submodule's section (a CRLF is a line end to git).
+    [
+      '[submodule "lib"]\n\turl = /tmp/lib\\\r\n[branch "zz"]\n\tupdate = !touch /tmp/evil\n',
+      "submodule.lib.update=!touch /tmp/evil",
+    ],
+    [
+      '[submodule "lib"]\n\turl = /tmp/lib\\\n[branch "zz"]\n\tupdate = !touch /tmp/evil\n',
+      "submodule.lib.update=!touch /tmp/evil",
+    ],
+    [
+      '[core]\n\tpager = less\\\n[branch "zz"]\n\tfsmonitor = /tmp/evil\n',
+      "core.fsmonitor=/tmp/evil",
+    ],
+    // An upstream at an address rather than a remote: a person's next pull fetches from it.
+    [
+      '[branch "main"]\n\tremote = /tmp/evil\n\tmerge = refs/heads/main\n',
+      "branch.main.remote=/tmp/evil",
+    ],
+    ['[branch "main"]\n\tremote = "origin"\n', "branch.main.remote=origin"],
+    [
+      '[branch "main"]\n\tpushRemote = https://example.com/evil.git\n',
+      "branch.main.pushremote=https://example.com/evil.git",
+    ],
+  ];
+  for (const [after, reads] of cases) {
+    const { changed, read } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
+    assert.ok(
+      read.includes(reads),
+      `git reads ${JSON.stringify(read)} from ${JSON.stringify(after)}`,
+    );
+    assert.deepEqual(changed, [".git/config"], after);
+  }
+});
+
+Deno.test("the guard compares a config whole where a line of it runs on: text appended after it is seen, whatever it looks like", async () => {
+  // A person's config whose last value runs on (a trailing backslash): git reads the next
+  // line as part of it, a "header" included, and what follows in [core].
+  for (const eol of ["\n", "\r\n"]) {
+    const before = `${BASE_CONFIG}[core]${eol}\tpager = less -R\\${eol}`;
+    const { changed, read } = await configChange(
+      before,
+      `${before}[branch "zz"]${eol}\tfsmonitor = /tmp/evil${eol}`,
+    );
+    assert.ok(read.includes("core.fsmonitor=/tmp/evil"), JSON.stringify(read));
+    assert.deepEqual(changed, [".git/config"]);
+  }
+});
+
+Deno.test("the guard sees a submodule's url change or go where it was set before, and names it", async () => {
+  const init = '[submodule "lib"]\n\tactive = true\n\turl = https://example.com/lib.git\n';
+  const moved = await configChange(
+    BASE_CONFIG + init,
+    BASE_CONFIG + init.replace("lib.git", "evil.git"),
   );
+  assert.deepEqual(moved.changed, ['.git/config: [submodule "lib"] url (set by submodule init)']);
+  const gone = await configChange(BASE_CONFIG + init, BASE_CONFIG);
+  assert.deepEqual(gone.changed, [
+    '.git/config: [submodule "lib"] active (set by submodule init)',
+    '.git/config: [submodule "lib"] url (set by submodule init)',
+  ]);
+  // A second url where there was one: git reads the last.
+  const twice = await configChange(
+    BASE_CONFIG + init,
+    BASE_CONFIG + init + '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
+  );
+  assert.deepEqual(twice.changed, ['.git/config: [submodule "lib"] url (set by submodule init)']);
 });
 
 Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forged task record, and not info/refs", async () => {
@@ -507,6 +582,39 @@ Deno.test("controlFiles() sees what steers git in the primary tree's submodules 
       ".git/modules/lib/modules/inner/info/attributes",
       ".git/modules/vendor/other/config",
     ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("controlFiles() sees a submodule git folder planted with a symlinked HEAD, or linked in from elsewhere, and never follows the link", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    await Deno.mkdir(join(common, "modules"), { recursive: true });
+    // A git folder elsewhere, with a hook: git takes it for a submodule's through the link.
+    const elsewhere = join(dir, "elsewhere");
+    await Deno.mkdir(join(elsewhere, "hooks"), { recursive: true });
+    await Deno.writeTextFile(join(elsewhere, "HEAD"), "ref: refs/heads/main\n");
+    await Deno.writeTextFile(join(elsewhere, "hooks", "post-checkout"), "#!/bin/sh\n");
+    const scope = { commonDir: common, gitDirs: [] };
+    const before = await controlFiles(scope);
+    // modules/lib: a git folder whose HEAD is a symlink (git accepts one), with a hook.
+    const lib = join(common, "modules", "lib");
+    await Deno.mkdir(join(lib, "hooks"), { recursive: true });
+    await Deno.symlink("refs/heads/main", join(lib, "HEAD"));
+    await Deno.writeTextFile(join(lib, "hooks", "post-checkout"), "#!/bin/sh\n");
+    await Deno.writeTextFile(join(lib, "config"), "[core]\n\tworktree = ../../../lib\n");
+    // modules/vendor/other: a link to the git folder elsewhere.
+    await Deno.mkdir(join(common, "modules", "vendor"));
+    await Deno.symlink(elsewhere, join(common, "modules", "vendor", "other"));
+    const now = await controlFiles(scope);
+    assert.deepEqual(changedControls(before, now), [
+      ".git/modules/lib/config",
+      ".git/modules/lib/hooks/post-checkout",
+      ".git/modules/vendor/other",
+    ]);
+    assert.equal(now[".git/modules/vendor/other"], `symlink -> ${elsewhere}`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -68,55 +68,95 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
 }
 
 /**
- * A git config file as the guard compares it. Left out:
- * - its `[branch "<name>"]` sections: git writes those on `git push -u`, `git branch
- *   --set-upstream-to` or `git branch -m` and they name no program; relay pushes with explicit
- *   refspecs and never reads them;
- * - in a `[submodule "<name>"]` section, the `url` and `active` lines (and the header, when
- *   nothing else is in the section): `git submodule update --init` in an agent's worktree
- *   writes those to the repository's config when the primary tree never initialized the
- *   submodule. Neither names a program: a later `git submodule update` fetches the commit the
- *   superproject records, whatever the url. A url with a transport helper (`<helper>::`) or a
- *   leading `-` is kept and compared, as is every other key (`update = !cmd` runs a program).
+ * A git config file as the guard compares it: `rest`, the text compared whole, and `init`, the
+ * lines `git submodule update --init` writes, compared one by one where they were there before.
  *
- * Only a line that is exactly such a header opens a section, so a header git reads
- * differently (`[branch "x"][core]…`) is kept and compared; a value continued on the next
- * line (a trailing backslash) is kept too.
+ * Left out of `rest`:
+ * - a `[branch "<name>"]` section (git writes those on `git push -u`, `git branch
+ *   --set-upstream-to` or `git branch -m`, and they name no program; relay pushes with explicit
+ *   refspecs and never reads them), except a `remote` or `pushRemote` that is not `.` or a
+ *   remote this file names: an address, from which a person's next `git pull` would fetch;
+ * - in a `[submodule "<name>"]` section, a plain `url` and a boolean `active` (and the header,
+ *   when nothing else is in the section): `git submodule update --init` in an agent's worktree
+ *   writes those to the repository's config when the primary tree never initialized the
+ *   submodule. They go to `init` instead, keyed by section and key, so one that appears is no
+ *   change and one that changes or goes is. A url is plain when git reads it as written (no
+ *   quote, backslash or comment character), names no transport helper (`::`) and does not
+ *   start with `-`; every other line is compared (`update = !cmd` runs a program).
+ *
+ * Lines are read as git reads them: CRLF is a line end, and only space and tab are blanks.
+ * Only a line that is exactly a header opens a section, so a header git reads differently
+ * (`[branch "x"][core]…`) is kept. A file with a line that ends in a backslash (a value git
+ * continues on the next line, which may look like a header) or a lone CR is compared whole.
  */
-export function comparedConfig(text: string): string {
+export function comparedConfig(text: string): { rest: string; init: Record<string, string> } {
+  const lines = text.replaceAll("\r\n", "\n").split("\n");
+  // A value continued on the next line, or a lone CR: git may read the next line as part of
+  // a value (a header included). Compared whole then, as written.
+  if (lines.some((line) => line.endsWith("\\") || line.includes("\r"))) {
+    return { rest: lines.join("\n"), init: {} };
+  }
+  const remotes = new Set(["."]);
+  for (const line of lines) {
+    const name = REMOTE_HEADER.exec(line)?.[1];
+    if (name !== undefined) remotes.add(name);
+  }
   const kept: string[] = [];
+  const init: Record<string, string> = {};
   let section: "branch" | "submodule" | "other" = "other";
   let header = "";
-  for (const line of text.split("\n")) {
+  for (const line of lines) {
     // A blank line means nothing to git.
-    if (line.trim() === "") continue;
-    if (/^\s*\[/.test(line)) {
+    if (/^[ \t]*$/.test(line)) continue;
+    if (/^[ \t]*\[/.test(line)) {
       section = BRANCH_HEADER.test(line) || BRANCH_DOTTED_HEADER.test(line)
         ? "branch"
         : SUBMODULE_HEADER.test(line)
         ? "submodule"
         : "other";
-      header = line;
-      if (section === "submodule") continue;
+      header = line.trim();
+      if (section !== "other") continue;
     }
-    if (section === "branch") continue;
-    if (section === "submodule") {
-      const key = SUBMODULE_INIT_KEY.exec(line);
-      if (key && (key[1]!.toLowerCase() === "active" || !/::|^["']?-/.test(key[2]!))) continue;
-      // Any other line of the section is compared, under its header.
-      if (header) kept.push(header);
-      header = "";
+    const key = KEY.exec(line)?.[1]?.toLowerCase();
+    const plain = PLAIN_PAIR.exec(line)?.[2];
+    if (section === "branch") {
+      const address = key === "remote" || key === "pushremote";
+      if (!address || (plain !== undefined && remotes.has(plain))) continue;
+    } else if (section === "submodule" && plain !== undefined) {
+      if (
+        (key === "url" && !/::|^-/.test(plain)) ||
+        (key === "active" && /^(true|false|yes|no|on|off|1|0)$/i.test(plain))
+      ) {
+        const at = `${header} ${key}`;
+        init[at] = init[at] === undefined ? plain : `${init[at]}\n${plain}`;
+        continue;
+      }
     }
+    // Any other line of a dropped section is compared, under its header.
+    if (section !== "other" && header) kept.push(header);
+    if (section !== "other") header = "";
     kept.push(line);
   }
-  return kept.join("\n");
+  return { rest: kept.join("\n"), init };
 }
 
-const BRANCH_HEADER = /^\s*\[\s*branch\s+"(?:[^"\\\n]|\\.)*"\s*\]\s*$/;
-const BRANCH_DOTTED_HEADER = /^\s*\[\s*branch\.[A-Za-z0-9_./-]+\s*\]\s*$/;
-const SUBMODULE_HEADER = /^\s*\[\s*submodule\s+"(?:[^"\\\n]|\\.)*"\s*\]\s*$/;
-/** `url = …` or `active = …` on one line (no continuation); [1] the key, [2] the value. */
-const SUBMODULE_INIT_KEY = /^\s*(url|active)\s*=\s*(.*?)\s*$(?<!\\)/i;
+const BRANCH_HEADER = /^[ \t]*\[[ \t]*branch[ \t]+"(?:[^"\\\n]|\\.)*"[ \t]*\][ \t]*$/;
+const BRANCH_DOTTED_HEADER = /^[ \t]*\[[ \t]*branch\.[A-Za-z0-9_./-]+[ \t]*\][ \t]*$/;
+const SUBMODULE_HEADER = /^[ \t]*\[[ \t]*submodule[ \t]+"(?:[^"\\\n]|\\.)*"[ \t]*\][ \t]*$/;
+/** `[remote "<name>"]`, a name without quote or backslash; [1] the name. */
+const REMOTE_HEADER = /^[ \t]*\[[ \t]*remote[ \t]+"([^"\\\n]*)"[ \t]*\][ \t]*$/;
+/** A line's key, whatever its value; [1] the key. */
+const KEY = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=|$)/;
+/**
+ * `key = value` that git reads as written: no quote, backslash (an escape or a line
+ * continuation) or comment character in the value, which is not empty; [1] the key, [2] the
+ * value without its surrounding blanks.
+ */
+const PLAIN_PAIR =
+  /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=[ \t]*([^"\\;#\s](?:[^"\\;#]*[^"\\;#\s])?)[ \t]*$/;
+
+/** Where `init` entries of a config go in `controlFiles()`: one that appears is no change. */
+const MAY_APPEAR = " (set by submodule init)";
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
 async function addTree(
@@ -159,7 +199,11 @@ async function addConfig(
   if (!info.isFile) return await addTree(out, label, path);
   const data = await readOrNull(path);
   if (data === null) return;
-  out[label(path)] = await sha256(comparedConfig(new TextDecoder().decode(data)));
+  const { rest, init } = comparedConfig(new TextDecoder().decode(data));
+  out[label(path)] = await sha256(rest);
+  for (const [key, value] of Object.entries(init)) {
+    out[`${label(path)}: ${key}${MAY_APPEAR}`] = value;
+  }
 }
 
 /**
@@ -176,8 +220,15 @@ async function addSubmoduleGitDirs(
   label: (p: string) => string,
   dir: string,
 ): Promise<void> {
-  // A git folder has a HEAD file (a folder named HEAD is a submodule's name).
-  if ((await lstatOrNull(join(dir, "HEAD")))?.isFile) {
+  // Anything but a folder is recorded as it is (a symlink by its target, never followed): a
+  // git folder linked in from elsewhere shows up as the link.
+  const info = await lstatOrNull(dir);
+  if (!info) return;
+  if (!info.isDirectory) return await addTree(out, label, dir);
+  // A git folder has a HEAD that is not a folder (git takes a symlink too; a folder named
+  // HEAD is a submodule's name).
+  const head = await lstatOrNull(join(dir, "HEAD"));
+  if (head && !head.isDirectory) {
     await addConfig(out, label, join(dir, "config"));
     await addConfig(out, label, join(dir, "config.worktree"));
     await addTree(out, label, join(dir, "commondir"));
@@ -185,10 +236,7 @@ async function addSubmoduleGitDirs(
     await addTree(out, label, join(dir, "info"), INFO_SKIP);
     return await addSubmoduleGitDirs(out, label, join(dir, "modules"));
   }
-  for (const name of await listDir(dir)) {
-    const path = join(dir, name);
-    if ((await lstatOrNull(path))?.isDirectory) await addSubmoduleGitDirs(out, label, path);
-  }
+  for (const name of await listDir(dir)) await addSubmoduleGitDirs(out, label, join(dir, name));
 }
 
 async function listDir(path: string): Promise<string[]> {
@@ -260,7 +308,7 @@ export function changedControls(
   now: Record<string, string>,
 ): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
-    .filter((k) => before[k] !== now[k])
+    .filter((k) => before[k] !== now[k] && !(before[k] === undefined && k.endsWith(MAY_APPEAR)))
     .sort();
 }
 

@@ -115,6 +115,23 @@ Deno.test("relay lease says when a lease runs more than a whole lease ahead of t
   );
 });
 
+Deno.test("relay lease release says what the remote said when it refuses the push, and that the lease is as it was", async () => {
+  await using scene = await makeScene({ config: "machines: split\n" });
+  const { c, run } = await crashedHolder(scene);
+  const before = await leaseCommit(scene);
+  const hook = `${scene.origin}/hooks/pre-receive`;
+  await Deno.writeTextFile(hook, "#!/bin/sh\necho 'disk quota exceeded' >&2\nexit 1\n");
+  await Deno.chmod(hook, 0o755);
+  const refused = await relayLease(scene, c, ["release", "executor", run]);
+  assert.equal(refused.code, 1, all(refused));
+  assert.match(
+    refused.stdout,
+    /^not released: origin refused the push \(the lease is as it was\):\n/,
+  );
+  assert.match(refused.stdout, /disk quota exceeded/);
+  assert.equal(await leaseCommit(scene), before);
+});
+
 Deno.test("relay lease refuses bad input and machines: one with exit 2, changing nothing", async () => {
   await using split = await makeScene({ config: "machines: split\n" });
   const { c } = await crashedHolder(split);

@@ -111,11 +111,11 @@ Deno.test("lease: a live lease is not taken, an expired one is taken over, the h
     // A's renewal of the lease it lost is refused: the remote moved past what A holds.
     assert.ok(again.ok);
     assert.equal(await renewLease(a, "origin", again.held, TTL, late), null);
-    assert.equal(await releaseLease(a, "origin", again.held, late), false);
+    assert.equal((await releaseLease(a, "origin", again.held, late)).ok, false);
 
     // B lets go; A can take it at once, long before B's expiry.
     assert.ok(takeover.ok);
-    assert.equal(await releaseLease(b, "origin", takeover.held, late), true);
+    assert.equal((await releaseLease(b, "origin", takeover.held, late)).ok, true);
     await fetch(a);
     assert.ok((await takeLease(a, "origin", "executor", holder("A"), TTL, late)).ok);
     // The reviewer's lease is another ref: untouched by all of this, and free.
@@ -146,7 +146,7 @@ Deno.test("lease: two machines that push for a free lease at the same moment: ex
       // The winner lets go for the next round.
       const won = winners[0]!;
       assert.ok(won.ok);
-      assert.equal(await releaseLease(gits[winner], "origin", won.held, now), true);
+      assert.equal((await releaseLease(gits[winner], "origin", won.held, now)).ok, true);
     }
   });
 });
@@ -474,13 +474,13 @@ Deno.test("lease guard: a holder still at work whose lease a person released (re
     const read = await readLease(b, "executor");
     assert.ok(read?.lease);
     assert.ok(
-      await releaseLease(
+      (await releaseLease(
         b,
         "origin",
         { sha: read.sha, lease: read.lease },
         new Date(t.clock),
         "relay lease release by p@h",
-      ),
+      )).ok,
     );
     await fetch(b);
     const released = (await readLease(b, "executor"))?.sha;

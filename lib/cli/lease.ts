@@ -81,11 +81,29 @@ export async function lease(args: string[], ctx: Context): Promise<number> {
   const { releaseLease } = await import("../git/lease.ts");
   const { whoAmI } = await import("./pause.ts");
   const by = `relay lease release by ${await whoAmI()}`;
-  if (!(await releaseLease(git, config.remote, { sha: at.sha, lease: held }, new Date(now), by))) {
-    console.log(
-      `not released: the ${role} lease moved on ${config.remote} while relay released it (its ` +
-        "holder renewed it, or another machine took it): relay lease shows who has it now",
-    );
+  const released = await releaseLease(
+    git,
+    config.remote,
+    { sha: at.sha, lease: held },
+    new Date(now),
+    by,
+  );
+  if (!released.ok) {
+    // Moved, or refused for another reason (a hook, a full disk, the network): read it again.
+    await git.fetch(config.remote, { refspecs: RELAY_REFSPECS, maintenance: false })
+      .catch(() => {});
+    const again = await readLease(git, role as LeaseRole);
+    if (again?.sha !== at.sha) {
+      console.log(
+        `not released: the ${role} lease moved on ${config.remote} while relay released it ` +
+          `(its holder renewed it, or another machine took it): ${line(again)}`,
+      );
+    } else {
+      console.log(
+        `not released: ${config.remote} refused the push (the lease is as it was):\n` +
+          released.stderr,
+      );
+    }
     return 1;
   }
   console.log(

@@ -154,7 +154,7 @@ async function swap(
   role: LeaseRole,
   expected: string | null,
   lease: Lease,
-): Promise<string | null> {
+): Promise<{ sha: string } | { sha: null; stderr: string }> {
   const sha = await git.out(["commit-tree", await emptyTree(git), "-F", "-"], {
     stdin: JSON.stringify(lease) + "\n",
   });
@@ -163,11 +163,11 @@ async function swap(
     leases: [`${ref}:${expected ?? ""}`],
     unguarded: true,
   });
-  if (!res.ok) return null;
+  if (!res.ok) return { sha: null, stderr: res.stderr.trim() };
   // The mirror follows what we pushed, so a renewal or release compares with the right value.
   // Best effort: the caller keeps the sha itself; a fetch racing this update just refreshes it.
   await git.updateRef(mirrorOf(ref), sha, "relay: lease pushed").catch(() => {});
-  return sha;
+  return { sha };
 }
 
 /**
@@ -195,7 +195,7 @@ export async function takeLease(
       : now.toISOString(),
     expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
   };
-  const sha = await swap(git, remote, role, current?.sha ?? null, lease);
+  const { sha } = await swap(git, remote, role, current?.sha ?? null, lease);
   if (sha) return { ok: true, held: { sha, lease } };
   // Someone moved it first: read who, for the busy line.
   await git.fetch(remote, { refspecs: RELAY_REFSPECS }).catch(() => {});
@@ -212,7 +212,7 @@ export async function renewLease(
   now = new Date(),
 ): Promise<(LeaseAt & { lease: Lease }) | null> {
   const lease = { ...held.lease, expiresAt: new Date(now.getTime() + ttlMs).toISOString() };
-  const sha = await swap(git, remote, held.lease.role, held.sha, lease);
+  const { sha } = await swap(git, remote, held.lease.role, held.sha, lease);
   return sha ? { sha, lease } : null;
 }
 
@@ -226,12 +226,13 @@ export async function releaseLease(
   held: LeaseAt & { lease: Lease },
   now = new Date(),
   by?: string,
-): Promise<boolean> {
+): Promise<{ ok: true } | { ok: false; stderr: string }> {
   const lease: Lease = {
     ...held.lease,
     expiresAt: now.toISOString(),
     released: now.toISOString(),
     ...(by !== undefined ? { releasedBy: by } : {}),
   };
-  return (await swap(git, remote, held.lease.role, held.sha, lease)) !== null;
+  const pushed = await swap(git, remote, held.lease.role, held.sha, lease);
+  return pushed.sha !== null ? { ok: true } : { ok: false, stderr: pushed.stderr };
 }

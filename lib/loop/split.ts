@@ -247,7 +247,7 @@ export class HeldRole implements LeaseGuard {
       releaseLease(this.git, this.remote, this.held, new Date(this.times.now())).catch(() =>
         undefined
       );
-    if (await release() === false && await this.caughtUp()) await release();
+    if ((await release())?.ok === false && await this.caughtUp()) await release();
   }
 }
 

@@ -68,22 +68,7 @@ Deno.test("primaryFiles() reads a clone inside the tree without reading a named 
 
 Deno.test("primaryFiles() sees a commit in a submodule that was already changed: its git folder, named by its .git file, is read too", async () => {
   await inRepo(async (primary, dir) => {
-    const sub = join(dir, "sub");
-    await repoAt(sub);
-    await Deno.writeTextFile(join(sub, "f.txt"), "f\n");
-    await git(sub, "add", "f.txt");
-    await git(sub, "commit", "--quiet", "-m", "sub");
-    await git(
-      primary,
-      "-c",
-      "protocol.file.allow=always",
-      "submodule",
-      "add",
-      "--quiet",
-      sub,
-      "lib",
-    );
-    await git(primary, "commit", "--quiet", "-m", "lib");
+    await addSubmodule(primary, dir, "f\n");
     await identify(join(primary, "lib"));
     await Deno.writeTextFile(join(primary, "lib", "f.txt"), "changed\n");
     const before = await primaryFiles(new Git(primary));
@@ -93,6 +78,17 @@ Deno.test("primaryFiles() sees a commit in a submodule that was already changed:
     assert.notEqual(after["lib"], before["lib"], "the commit changed the submodule's git folder");
   });
 });
+
+/** Makes `<dir>/sub` (one file, f.txt, holding `text`) the primary tree's submodule `lib`, committed. */
+async function addSubmodule(primary: string, dir: string, text: string): Promise<void> {
+  const sub = join(dir, "sub");
+  await repoAt(sub);
+  await Deno.writeTextFile(join(sub, "f.txt"), text);
+  await git(sub, "add", "f.txt");
+  await git(sub, "commit", "--quiet", "-m", "sub");
+  await git(primary, "-c", "protocol.file.allow=always", "submodule", "add", "--quiet", sub, "lib");
+  await git(primary, "commit", "--quiet", "-m", "lib");
+}
 
 /**
  * A primary tree with a submodule `lib` (from `<dir>/sub`) whose git folder has a clean filter
@@ -104,22 +100,7 @@ async function withPlantedSubmodule(
   fn: (primary: string, dir: string, ran: string) => Promise<void>,
 ): Promise<void> {
   await inRepo(async (primary, dir) => {
-    const sub = join(dir, "sub");
-    await repoAt(sub);
-    await Deno.writeTextFile(join(sub, "f.txt"), "one\n");
-    await git(sub, "add", "f.txt");
-    await git(sub, "commit", "--quiet", "-m", "sub");
-    await git(
-      primary,
-      "-c",
-      "protocol.file.allow=always",
-      "submodule",
-      "add",
-      "--quiet",
-      sub,
-      "lib",
-    );
-    await git(primary, "commit", "--quiet", "-m", "lib");
+    await addSubmodule(primary, dir, "one\n");
     const ran = join(dir, "ran");
     await fn(primary, dir, ran);
   });

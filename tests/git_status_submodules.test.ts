@@ -8,18 +8,9 @@
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { modulesUnder } from "./helpers/static_imports.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-
-async function modules(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) out.push(...await modules(path));
-    else if (e.name.endsWith(".ts")) out.push(path);
-  }
-  return out.sort();
-}
 
 /** A `"status"` argument followed by an option: the start of a git status argv. */
 const STATUS_CALL = /"status",\s*(?:"--|NO_SUBMODULE_STATUS)/g;
@@ -27,7 +18,7 @@ const STATUS_CALL = /"status",\s*(?:"--|NO_SUBMODULE_STATUS)/g;
 Deno.test("every git status in lib/ says how it treats submodules", async () => {
   const bare: string[] = [];
   let calls = 0;
-  for (const file of await modules(join(ROOT, "lib"))) {
+  for (const file of await modulesUnder(join(ROOT, "lib"))) {
     const text = await Deno.readTextFile(file);
     for (const m of text.matchAll(STATUS_CALL)) {
       calls++;

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { modulesUnder } from "./helpers/static_imports.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const LIB = join(ROOT, "lib");
@@ -32,16 +33,6 @@ const RANK: Record<string, number> = {
 const IMPORT =
   /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
 
-async function modules(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) out.push(...await modules(path));
-    else if (e.name.endsWith(".ts")) out.push(path);
-  }
-  return out.sort();
-}
-
 /** The lib/ folder a module is in ("" for a file directly in lib/). */
 function folder(path: string): string {
   const rel = relative(LIB, path).split(/[\\/]/);
@@ -49,7 +40,7 @@ function folder(path: string): string {
 }
 
 Deno.test("every lib/ folder has a rank", async () => {
-  const folders = new Set((await modules(LIB)).map(folder));
+  const folders = new Set((await modulesUnder(LIB)).map(folder));
   const missing = [...folders].filter((f) => !(f in RANK));
   assert.deepEqual(missing, [], `give these folders a rank in tests/layering.test.ts: ${missing}`);
 });
@@ -57,7 +48,7 @@ Deno.test("every lib/ folder has a rank", async () => {
 Deno.test("no module in lib/ imports from a folder of its own rank or above (except its own folder)", async () => {
   const bad: string[] = [];
   let edges = 0;
-  for (const file of await modules(LIB)) {
+  for (const file of await modulesUnder(LIB)) {
     const from = folder(file);
     const text = (await Deno.readTextFile(file)).replace(/\/\*[\s\S]*?\*\//g, "").replace(
       /^\s*\/\/.*$/gm,

@@ -3,7 +3,7 @@
  * imports, followed through relay's own files. The idle path and the lean
  * commands (gate, audit) are held to what this finds.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ROOT } from "./scene.ts";
 
 /**
@@ -36,4 +36,15 @@ export async function staticClosure(entry: string): Promise<{ files: string[]; b
   }
   const rel = (f: string) => f.slice(ROOT.length + 1);
   return { files: [...files].map(rel).sort(), bare: [...bare].sort() };
+}
+
+/** Every TypeScript module under `dir`, sorted. */
+export async function modulesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory) out.push(...await modulesUnder(path));
+    else if (e.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
 }

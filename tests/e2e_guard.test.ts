@@ -504,18 +504,25 @@ Deno.test("the guard sees a submodule's url change or go where it was set before
     BASE_CONFIG + init,
     BASE_CONFIG + init.replace("lib.git", "evil.git"),
   );
-  assert.deepEqual(moved.changed, ['.git/config: [submodule "lib"] url (set by submodule init)']);
+  assert.deepEqual(moved.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
   const gone = await configChange(BASE_CONFIG + init, BASE_CONFIG);
   assert.deepEqual(gone.changed, [
-    '.git/config: [submodule "lib"] active (set by submodule init)',
-    '.git/config: [submodule "lib"] url (set by submodule init)',
+    ".git/config: submodule.lib.active (set by submodule init)",
+    ".git/config: submodule.lib.url (set by submodule init)",
   ]);
   // A second url where there was one: git reads the last.
   const twice = await configChange(
     BASE_CONFIG + init,
     BASE_CONFIG + init + '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
   );
-  assert.deepEqual(twice.changed, ['.git/config: [submodule "lib"] url (set by submodule init)']);
+  assert.deepEqual(twice.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
+  // The same, under a header spelled another way that git reads as the same section.
+  for (const header of ['[submodule  "lib"]', '[submodule "l\\ib"]', '\t[submodule\t"lib"]  ']) {
+    const after = `${BASE_CONFIG}${init}${header}\n\turl = https://example.com/evil.git\n`;
+    const respelled = await configChange(BASE_CONFIG + init, after);
+    assert.ok(respelled.read.includes("submodule.lib.url=https://example.com/evil.git"), header);
+    assert.deepEqual(respelled.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
+  }
 });
 
 Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forged task record, and not info/refs", async () => {

@@ -127,7 +127,7 @@ export function comparedConfig(text: string): { rest: string; init: Record<strin
         (key === "url" && !/::|^-/.test(plain)) ||
         (key === "active" && /^(true|false|yes|no|on|off|1|0)$/i.test(plain))
       ) {
-        const at = `${header} ${key}`;
+        const at = `submodule.${subsection(header)}.${key}`;
         init[at] = init[at] === undefined ? plain : `${init[at]}\n${plain}`;
         continue;
       }
@@ -138,6 +138,15 @@ export function comparedConfig(text: string): { rest: string; init: Record<strin
     kept.push(line);
   }
   return { rest: kept.join("\n"), init };
+}
+
+/**
+ * The name git reads in a `[submodule "<name>"]` header (its escapes undone: `\"` is `"`, `\x`
+ * is `x`), so that two spellings of one section are one key.
+ */
+function subsection(header: string): string {
+  const quoted = /"((?:[^"\\\n]|\\.)*)"/.exec(header)?.[1] ?? "";
+  return quoted.replace(/\\(.)/g, "$1");
 }
 
 const BRANCH_HEADER = /^[ \t]*\[[ \t]*branch[ \t]+"(?:[^"\\\n]|\\.)*"[ \t]*\][ \t]*$/;

@@ -484,6 +484,40 @@ Deno.test("the guard sees every other change of a repository's config, however g
   }
 });
 
+Deno.test("the guard sees a submodule's url set in another config file git reads, where one was set: a change, not an appearance", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  try {
+    const common = join(dir, ".git");
+    await Deno.mkdir(common);
+    const init = '[submodule "lib"]\n\tactive = true\n\turl = https://example.com/lib.git\n';
+    // A repository whose worktrees have configs of their own (git sparse-checkout sets this).
+    await Deno.writeTextFile(
+      join(common, "config"),
+      `${BASE_CONFIG}[extensions]\n\tworktreeConfig = true\n${init}`,
+    );
+    const worktreeConfig = join(common, "config.worktree");
+    await Deno.writeTextFile(worktreeConfig, "[core]\n\tsparseCheckout = true\n");
+    const global = join(dir, "gitconfig");
+    await Deno.writeTextFile(global, "[user]\n\tname = A Person\n");
+    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+    const before = await controlFiles(scope);
+    // Lines added to files that were there: a second active in the global config, and a url
+    // in config.worktree, which git reads after the repository's config (the last url wins).
+    await Deno.writeTextFile(global, '[submodule "lib"]\n\tactive = true\n', { append: true });
+    await Deno.writeTextFile(
+      worktreeConfig,
+      '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
+      { append: true },
+    );
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      "submodule.lib.active (git config, set by submodule init)",
+      "submodule.lib.url (git config, set by submodule init)",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the guard compares a config whole where a line of it runs on: text appended after it is seen, whatever it looks like", async () => {
   // A person's config whose last value runs on (a trailing backslash): git reads the next
   // line as part of it, a "header" included, and what follows in [core].
@@ -504,24 +538,24 @@ Deno.test("the guard sees a submodule's url change or go where it was set before
     BASE_CONFIG + init,
     BASE_CONFIG + init.replace("lib.git", "evil.git"),
   );
-  assert.deepEqual(moved.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
+  assert.deepEqual(moved.changed, ["submodule.lib.url (git config, set by submodule init)"]);
   const gone = await configChange(BASE_CONFIG + init, BASE_CONFIG);
   assert.deepEqual(gone.changed, [
-    ".git/config: submodule.lib.active (set by submodule init)",
-    ".git/config: submodule.lib.url (set by submodule init)",
+    "submodule.lib.active (git config, set by submodule init)",
+    "submodule.lib.url (git config, set by submodule init)",
   ]);
   // A second url where there was one: git reads the last.
   const twice = await configChange(
     BASE_CONFIG + init,
     BASE_CONFIG + init + '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
   );
-  assert.deepEqual(twice.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
+  assert.deepEqual(twice.changed, ["submodule.lib.url (git config, set by submodule init)"]);
   // The same, under a header spelled another way that git reads as the same section.
   for (const header of ['[submodule  "lib"]', '[submodule "l\\ib"]', '\t[submodule\t"lib"]  ']) {
     const after = `${BASE_CONFIG}${init}${header}\n\turl = https://example.com/evil.git\n`;
     const respelled = await configChange(BASE_CONFIG + init, after);
     assert.ok(respelled.read.includes("submodule.lib.url=https://example.com/evil.git"), header);
-    assert.deepEqual(respelled.changed, [".git/config: submodule.lib.url (set by submodule init)"]);
+    assert.deepEqual(respelled.changed, ["submodule.lib.url (git config, set by submodule init)"]);
   }
 });
 

@@ -165,7 +165,7 @@ const PLAIN_PAIR =
   /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=[ \t]*([^"\\;#\s](?:[^"\\;#]*[^"\\;#\s])?)[ \t]*$/;
 
 /** Where `init` entries of a config go in `controlFiles()`: one that appears is no change. */
-const MAY_APPEAR = " (set by submodule init)";
+const MAY_APPEAR = " (git config, set by submodule init)";
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
 async function addTree(
@@ -197,22 +197,41 @@ async function addTree(
   if (data !== null) out[label(path)] = `${info.mode ?? ""}:${await sha256(data)}`;
 }
 
-/** Adds a git config file, its branch sections left out. */
+/**
+ * The submodule init lines of one repository's config files (see comparedConfig), by
+ * `<namespace>submodule.<name>.<key>`: each file's label and value, in the order read. One entry
+ * across the files git reads together, so a url added in another file (config.worktree, the
+ * global config) where one was set is a change, not an appearance.
+ */
+type InitLines = Map<string, string[]>;
+
+/** Adds a git config file as comparedConfig() compares it; its init lines go to `init`. */
 async function addConfig(
   out: Record<string, string>,
   label: (p: string) => string,
   path: string,
+  init: InitLines,
+  namespace = "",
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
   if (!info.isFile) return await addTree(out, label, path);
   const data = await readOrNull(path);
   if (data === null) return;
-  const { rest, init } = comparedConfig(new TextDecoder().decode(data));
-  out[label(path)] = await sha256(rest);
-  for (const [key, value] of Object.entries(init)) {
-    out[`${label(path)}: ${key}${MAY_APPEAR}`] = value;
+  const compared = comparedConfig(new TextDecoder().decode(data));
+  out[label(path)] = await sha256(compared.rest);
+  for (const [key, value] of Object.entries(compared.init)) {
+    const lines = init.get(`${namespace}${key}`) ?? [];
+    // A file read twice (the primary tree's git folder is the common one) counts once.
+    const line = `${label(path)}: ${value}`;
+    if (!lines.includes(line)) lines.push(line);
+    init.set(`${namespace}${key}`, lines);
   }
+}
+
+/** The init lines as controlFiles() entries: one that appears is no change (changedControls). */
+function addInitLines(out: Record<string, string>, init: InitLines): void {
+  for (const [key, lines] of init) out[`${key}${MAY_APPEAR}`] = lines.join("\n");
 }
 
 /**
@@ -238,8 +257,14 @@ async function addSubmoduleGitDirs(
   // HEAD is a submodule's name).
   const head = await lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
-    await addConfig(out, label, join(dir, "config"));
-    await addConfig(out, label, join(dir, "config.worktree"));
+    // A repository of its own: its config files' init lines are its own.
+    const init: InitLines = new Map();
+    await addConfig(out, label, join(dir, "config"), init);
+    await addConfig(out, label, join(dir, "config.worktree"), init);
+    addInitLines(
+      out,
+      new Map([...init].map(([key, lines]) => [`${label(dir)}: ${key}`, lines])),
+    );
     await addTree(out, label, join(dir, "commondir"));
     await addTree(out, label, join(dir, "hooks"));
     await addTree(out, label, join(dir, "info"), INFO_SKIP);
@@ -271,15 +296,16 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
-  await addConfig(out, label, join(common, "config"));
-  await addConfig(out, label, join(common, "config.worktree"));
+  const init: InitLines = new Map();
+  await addConfig(out, label, join(common, "config"), init);
+  await addConfig(out, label, join(common, "config.worktree"), init);
   for (const name of await listDir(join(common, "worktrees"))) {
-    await addConfig(out, label, join(common, "worktrees", name, "config"));
-    await addConfig(out, label, join(common, "worktrees", name, "config.worktree"));
+    await addConfig(out, label, join(common, "worktrees", name, "config"), init);
+    await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), init);
   }
   for (const gitDir of scope.gitDirs) {
-    await addConfig(out, label, join(gitDir, "config"));
-    await addConfig(out, label, join(gitDir, "config.worktree"));
+    await addConfig(out, label, join(gitDir, "config"), init);
+    await addConfig(out, label, join(gitDir, "config.worktree"), init);
     // Where a linked worktree's git finds the repository (and so its config).
     await addTree(out, label, join(gitDir, "commondir"));
   }
@@ -301,7 +327,8 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   );
   if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
   for (const file of scope.files ?? []) await addTree(out, label, file);
-  for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file);
+  for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, init);
+  addInitLines(out, init);
   return out;
 }
 

@@ -378,7 +378,7 @@ Deno.test("relay's git calls never run a planted core.fsmonitor or hook", async 
 /**
  * What the guard calls a change of a repository's config from `before` to `after`, through
  * controlFiles() and changedControls(), with `read` what git itself reads from `after`
- * (`git config --list`, outside any repository).
+ * (`git config --list`, outside any repository; "(refused)" when git refuses the file).
  */
 async function configChange(before: string, after: string): Promise<{
   changed: string[];
@@ -401,8 +401,10 @@ async function configChange(before: string, after: string): Promise<{
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const read = new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "")
-      .map((e) => e.replace("\n", "="));
+    const read = out.success
+      ? new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "")
+        .map((e) => e.replace("\n", "="))
+      : ["(refused)"];
     return { changed, read };
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -463,6 +465,9 @@ Deno.test("the guard sees every other change of a repository's config, however g
       '[core]\n\tpager = less\\\n[branch "zz"]\n\tfsmonitor = /tmp/evil\n',
       "core.fsmonitor=/tmp/evil",
     ],
+    // A line git refuses in a branch section (then git refuses the file, and every command):
+    // not dropped unread.
+    ['[branch "main"]\n\u000b[core]\n\tfsmonitor = /tmp/evil\n', "(refused)"],
     // An upstream at an address rather than a remote: a person's next pull fetches from it.
     [
       '[branch "main"]\n\tremote = /tmp/evil\n\tmerge = refs/heads/main\n',
@@ -518,6 +523,24 @@ Deno.test("the guard sees a submodule's url set in another config file git reads
   }
 });
 
+Deno.test("the guard compares a config that is not UTF-8 by its bytes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  try {
+    const common = join(dir, ".git");
+    await Deno.mkdir(common);
+    const file = join(common, "config");
+    const bytes = (last: number) =>
+      new Uint8Array([...new TextEncoder().encode('[submodule "lib"]\n\turl = /g'), last, 10]);
+    const scope = { commonDir: common, gitDirs: [common] };
+    await Deno.writeFile(file, bytes(0xe9));
+    const before = await controlFiles(scope);
+    await Deno.writeFile(file, bytes(0xe8));
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [".git/config"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the guard compares a config whole where a line of it runs on: text appended after it is seen, whatever it looks like", async () => {
   // A person's config whose last value runs on (a trailing backslash): git reads the next
   // line as part of it, a "header" included, and what follows in [core].
@@ -550,6 +573,19 @@ Deno.test("the guard sees a submodule's url change or go where it was set before
     BASE_CONFIG + init + '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
   );
   assert.deepEqual(twice.changed, ["submodule.lib.url (git config, set by submodule init)"]);
+  // After another key of the section (what submodule init writes for update = rebase), a
+  // second url, or an active turned off.
+  const withUpdate = '[submodule "lib"]\n\tactive = true\n\turl = /tmp/lib\n\tupdate = rebase\n';
+  for (
+    const [extra, reads] of [
+      ["\turl = /tmp/evil\n", "submodule.lib.url=/tmp/evil"],
+      ["\tactive = false\n", "submodule.lib.active=false"],
+    ]
+  ) {
+    const after = await configChange(BASE_CONFIG + withUpdate, BASE_CONFIG + withUpdate + extra);
+    assert.ok(after.read.includes(reads!), JSON.stringify(after.read));
+    assert.equal(after.changed.length, 1, `${extra}: ${after.changed}`);
+  }
   // The same, under a header spelled another way that git reads as the same section.
   for (const header of ['[submodule  "lib"]', '[submodule "l\\ib"]', '\t[submodule\t"lib"]  ']) {
     const after = `${BASE_CONFIG}${init}${header}\n\turl = https://example.com/evil.git\n`;
@@ -563,21 +599,29 @@ Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forge
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
   try {
     const common = join(dir, "repo", ".git");
-    for (const sub of ["hooks", "info", "relay/tasks"]) {
+    for (const sub of ["hooks", "info", "relay/tasks", "worktrees/other", "modules"]) {
       await Deno.mkdir(join(common, sub), { recursive: true });
     }
     await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
     await Deno.writeTextFile(join(common, "info", "attributes"), "");
+    // Another worktree than the turn's: where its git finds the repository.
+    await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "../..\n");
     const scope = { commonDir: common, gitDirs: [common] };
     const before = await controlFiles(scope);
     await Deno.writeTextFile(join(common, "hooks", "pre-push"), "#!/bin/sh\n");
     await Deno.writeTextFile(join(common, "info", "attributes"), "* filter=x\n");
     await Deno.writeTextFile(join(common, "info", "refs"), "regenerated by git gc\n");
     await Deno.writeTextFile(join(common, "relay", "tasks", "1.json"), "{}\n");
+    await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "/tmp/evil\n");
+    // A file named like the entry a submodule's url gets when it appears: still a new file.
+    const named = "x: submodule.lib.url (git config, set by submodule init)";
+    await Deno.writeTextFile(join(common, "modules", named), "#!/bin/sh\n");
     assert.deepEqual(changedControls(before, await controlFiles(scope)), [
       ".git/hooks/pre-push",
       ".git/info/attributes",
+      `.git/modules/${named}`,
       ".git/relay/tasks/1.json",
+      ".git/worktrees/other/commondir",
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -104,7 +104,10 @@ export function comparedConfig(text: string): { rest: string; init: Record<strin
   const kept: string[] = [];
   const init: Record<string, string> = {};
   let section: "branch" | "submodule" | "other" = "other";
+  // The section's header while it is still to be written to `rest` (a dropped section's is
+  // written before its first kept line), and a submodule section's name as git reads it.
   let header = "";
+  let name = "";
   for (const line of lines) {
     // A blank line means nothing to git.
     if (/^[ \t]*$/.test(line)) continue;
@@ -115,26 +118,32 @@ export function comparedConfig(text: string): { rest: string; init: Record<strin
         ? "submodule"
         : "other";
       header = line.trim();
+      name = section === "submodule" ? subsection(line) : "";
       if (section !== "other") continue;
     }
     const key = KEY.exec(line)?.[1]?.toLowerCase();
     const plain = PLAIN_PAIR.exec(line)?.[2];
     if (section === "branch") {
+      // A comment, or a key other than an address: dropped. Anything else (a line git would
+      // refuse) is compared.
+      if (/^[ \t]*[#;]/.test(line)) continue;
       const address = key === "remote" || key === "pushremote";
-      if (!address || (plain !== undefined && remotes.has(plain))) continue;
+      if (key !== undefined && (!address || (plain !== undefined && remotes.has(plain)))) {
+        continue;
+      }
     } else if (section === "submodule" && plain !== undefined) {
       if (
         (key === "url" && !/::|^-/.test(plain)) ||
         (key === "active" && /^(true|false|yes|no|on|off|1|0)$/i.test(plain))
       ) {
-        const at = `submodule.${subsection(header)}.${key}`;
+        const at = `submodule.${name}.${key}`;
         init[at] = init[at] === undefined ? plain : `${init[at]}\n${plain}`;
         continue;
       }
     }
     // Any other line of a dropped section is compared, under its header.
     if (section !== "other" && header) kept.push(header);
-    if (section !== "other") header = "";
+    header = "";
     kept.push(line);
   }
   return { rest: kept.join("\n"), init };
@@ -164,8 +173,13 @@ const KEY = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=|$)/;
 const PLAIN_PAIR =
   /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=[ \t]*([^"\\;#\s](?:[^"\\;#]*[^"\\;#\s])?)[ \t]*$/;
 
-/** Where `init` entries of a config go in `controlFiles()`: one that appears is no change. */
+/**
+ * An `init` entry of `controlFiles()`: its label ends so, and its value starts with a NUL, which
+ * no file's entry does (a file's is its mode, "symlink" or a hash), whatever its name: one that
+ * appears is no change (changedControls).
+ */
 const MAY_APPEAR = " (git config, set by submodule init)";
+const INIT_VALUE = "\0init\n";
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
 async function addTree(
@@ -218,7 +232,15 @@ async function addConfig(
   if (!info.isFile) return await addTree(out, label, path);
   const data = await readOrNull(path);
   if (data === null) return;
-  const compared = comparedConfig(new TextDecoder().decode(data));
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+  } catch {
+    // Not UTF-8: its bytes, compared whole (decoding would make two different bytes one U+FFFD).
+    out[label(path)] = await sha256(data);
+    return;
+  }
+  const compared = comparedConfig(text);
   out[label(path)] = await sha256(compared.rest);
   for (const [key, value] of Object.entries(compared.init)) {
     const lines = init.get(`${namespace}${key}`) ?? [];
@@ -231,7 +253,7 @@ async function addConfig(
 
 /** The init lines as controlFiles() entries: one that appears is no change (changedControls). */
 function addInitLines(out: Record<string, string>, init: InitLines): void {
-  for (const [key, lines] of init) out[`${key}${MAY_APPEAR}`] = lines.join("\n");
+  for (const [key, lines] of init) out[`${key}${MAY_APPEAR}`] = INIT_VALUE + lines.join("\n");
 }
 
 /**
@@ -302,6 +324,8 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   for (const name of await listDir(join(common, "worktrees"))) {
     await addConfig(out, label, join(common, "worktrees", name, "config"), init);
     await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), init);
+    // Where that worktree's git finds the repository (and so its config), whichever worktree.
+    await addTree(out, label, join(common, "worktrees", name, "commondir"));
   }
   for (const gitDir of scope.gitDirs) {
     await addConfig(out, label, join(gitDir, "config"), init);
@@ -338,13 +362,18 @@ export async function controlSnapshot(scope: ControlScope): Promise<string> {
   return await sha256(JSON.stringify(Object.keys(files).sort().map((k) => [k, files[k]])));
 }
 
+/** An init entry (see INIT_VALUE) that was not there before: no change. */
+function appears(value: string | undefined): boolean {
+  return value?.startsWith(INIT_VALUE) ?? false;
+}
+
 /** Labels whose entry differs between two `controlFiles()` maps (added, removed or changed). */
 export function changedControls(
   before: Record<string, string>,
   now: Record<string, string>,
 ): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
-    .filter((k) => before[k] !== now[k] && !(before[k] === undefined && k.endsWith(MAY_APPEAR)))
+    .filter((k) => before[k] !== now[k] && !(before[k] === undefined && appears(now[k])))
     .sort();
 }
 

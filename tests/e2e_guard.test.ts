@@ -489,7 +489,7 @@ Deno.test("the guard sees every other change of a repository's config, however g
   }
 });
 
-Deno.test("the guard sees a submodule's url set in another config file git reads, where one was set: a change, not an appearance", async () => {
+Deno.test("the guard sees a submodule's url or active in a config file git's submodule init never writes: a change, set before or not", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
   try {
     const common = join(dir, ".git");
@@ -515,9 +515,16 @@ Deno.test("the guard sees a submodule's url set in another config file git reads
       { append: true },
     );
     assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/config.worktree",
+      "gitconfig",
       "submodule.lib.active (git config, set by submodule init)",
       "submodule.lib.url (git config, set by submodule init)",
     ]);
+    // A submodule no file names: its url in the global config (which every repository of
+    // this user reads) is no appearance either.
+    const now = await controlFiles(scope);
+    await Deno.writeTextFile(global, '[submodule "other"]\n\turl = /tmp/evil\n', { append: true });
+    assert.deepEqual(changedControls(now, await controlFiles(scope)), ["gitconfig"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -585,6 +592,21 @@ Deno.test("the guard sees a submodule's url change or go where it was set before
     const after = await configChange(BASE_CONFIG + withUpdate, BASE_CONFIG + withUpdate + extra);
     assert.ok(after.read.includes(reads!), JSON.stringify(after.read));
     assert.equal(after.changed.length, 1, `${extra}: ${after.changed}`);
+  }
+  // Where the url was set in a form kept whole (a transport helper, quoted, under a header
+  // git writes otherwise), a plain one after it is a change too.
+  for (
+    const set of [
+      '[submodule "lib"]\n\tactive = true\n\turl = codecommit::us-east-1://lib\n',
+      '[submodule "lib"]\n\tactive = true\n\turl = "https://example.com/a#b"\n',
+      "[submodule.lib]\n\tactive = true\n\turl = https://example.com/lib.git\n",
+      '[submodule "lib"] url = https://example.com/lib.git\n',
+    ]
+  ) {
+    const plain = '[submodule "lib"]\n\turl = https://example.com/evil.git\n';
+    const after = await configChange(BASE_CONFIG + set, BASE_CONFIG + set + plain);
+    assert.ok(after.read.includes("submodule.lib.url=https://example.com/evil.git"), set);
+    assert.notDeepEqual(after.changed, [], set);
   }
   // The same, under a header spelled another way that git reads as the same section.
   for (const header of ['[submodule  "lib"]', '[submodule "l\\ib"]', '\t[submodule\t"lib"]  ']) {

@@ -89,13 +89,21 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
  * (`[branch "x"][core]…`) is kept. A file with a line that ends in a backslash (a value git
  * continues on the next line, which may look like a header) or a lone CR is compared whole.
  */
-export function comparedConfig(text: string): { rest: string; init: Record<string, string> } {
+export function comparedConfig(
+  text: string,
+  opts: { initLines?: boolean } = {},
+): { rest: string; init: Record<string, string> } {
   const lines = text.replaceAll("\r\n", "\n").split("\n");
   // A value continued on the next line, or a lone CR: git may read the next line as part of
   // a value (a header included). Compared whole then, as written.
   if (lines.some((line) => line.endsWith("\\") || line.includes("\r"))) {
     return { rest: lines.join("\n"), init: {} };
   }
+  // No init lines in a file git's submodule init never writes to, nor in one with a submodule
+  // section under a header git writes otherwise ([submodule.x], [Submodule "x"], a key on
+  // the header's line): a url there would be kept while one that "appears" below overrides it.
+  const initLines = (opts.initLines ?? true) &&
+    !lines.some((line) => /\[[^\]"]*submodule/i.test(line) && !SUBMODULE_HEADER.test(line));
   const remotes = new Set(["."]);
   for (const line of lines) {
     const name = REMOTE_HEADER.exec(line)?.[1];
@@ -131,15 +139,14 @@ export function comparedConfig(text: string): { rest: string; init: Record<strin
       if (key !== undefined && (!address || (plain !== undefined && remotes.has(plain)))) {
         continue;
       }
-    } else if (section === "submodule" && plain !== undefined) {
-      if (
-        (key === "url" && !/::|^-/.test(plain)) ||
-        (key === "active" && /^(true|false|yes|no|on|off|1|0)$/i.test(plain))
-      ) {
-        const at = `submodule.${name}.${key}`;
-        init[at] = init[at] === undefined ? plain : `${init[at]}\n${plain}`;
-        continue;
-      }
+    } else if (section === "submodule" && (key === "url" || key === "active")) {
+      const at = `submodule.${name}.${key}`;
+      const init1 = initLines && plain !== undefined &&
+        (key === "url" ? !/::|^-/.test(plain) : /^(true|false|yes|no|on|off|1|0)$/i.test(plain));
+      // One kept (not plain) holds the place too: a plain one added later is then a change.
+      const value = init1 ? plain : "\0kept";
+      init[at] = init[at] === undefined ? value : `${init[at]}\n${value}`;
+      if (init1) continue;
     }
     // Any other line of a dropped section is compared, under its header.
     if (section !== "other" && header) kept.push(header);
@@ -213,7 +220,7 @@ async function addTree(
 
 /**
  * The submodule init lines of one repository's config files (see comparedConfig), by
- * `<namespace>submodule.<name>.<key>`: each file's label and value, in the order read. One entry
+ * `submodule.<name>.<key>`: each file's label and value, in the order read. One entry
  * across the files git reads together, so a url added in another file (config.worktree, the
  * global config) where one was set is a change, not an appearance.
  */
@@ -225,7 +232,8 @@ async function addConfig(
   label: (p: string) => string,
   path: string,
   init: InitLines,
-  namespace = "",
+  /** Whether this is a file `git submodule init` writes to (a repository's own config). */
+  initLines = false,
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
@@ -240,14 +248,14 @@ async function addConfig(
     out[label(path)] = await sha256(data);
     return;
   }
-  const compared = comparedConfig(text);
+  const compared = comparedConfig(text, { initLines });
   out[label(path)] = await sha256(compared.rest);
   for (const [key, value] of Object.entries(compared.init)) {
-    const lines = init.get(`${namespace}${key}`) ?? [];
+    const lines = init.get(key) ?? [];
     // A file read twice (the primary tree's git folder is the common one) counts once.
     const line = `${label(path)}: ${value}`;
     if (!lines.includes(line)) lines.push(line);
-    init.set(`${namespace}${key}`, lines);
+    init.set(key, lines);
   }
 }
 
@@ -281,7 +289,7 @@ async function addSubmoduleGitDirs(
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
     const init: InitLines = new Map();
-    await addConfig(out, label, join(dir, "config"), init);
+    await addConfig(out, label, join(dir, "config"), init, true);
     await addConfig(out, label, join(dir, "config.worktree"), init);
     addInitLines(
       out,
@@ -319,7 +327,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const label = labeler(common);
   const out: Record<string, string> = {};
   const init: InitLines = new Map();
-  await addConfig(out, label, join(common, "config"), init);
+  await addConfig(out, label, join(common, "config"), init, true);
   await addConfig(out, label, join(common, "config.worktree"), init);
   for (const name of await listDir(join(common, "worktrees"))) {
     await addConfig(out, label, join(common, "worktrees", name, "config"), init);
@@ -328,7 +336,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     await addTree(out, label, join(common, "worktrees", name, "commondir"));
   }
   for (const gitDir of scope.gitDirs) {
-    await addConfig(out, label, join(gitDir, "config"), init);
+    await addConfig(out, label, join(gitDir, "config"), init, resolve(gitDir) === common);
     await addConfig(out, label, join(gitDir, "config.worktree"), init);
     // Where a linked worktree's git finds the repository (and so its config).
     await addTree(out, label, join(gitDir, "commondir"));

@@ -373,6 +373,32 @@ Deno.test("an agent that sets an update command for a submodule in the repositor
   assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's command");
 });
 
+Deno.test("an agent that makes the primary tree's .git no repository to git (HEAD a link out of refs/) and plants one above it gets a HOLD naming HEAD, and relay's git never reaches the planted one", async () => {
+  await using scene = await makeScene();
+  const script = join(scene.dir, "escape-agent.sh");
+  await Deno.writeTextFile(
+    script,
+    `. "${join(AGENTS, "lib.sh")}"\nproduct_change\nhonest_report\n` +
+      `PRIMARY="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"\nRAN="${ran(scene)}"\n` +
+      // A repository above the primary tree, whose origin runs a program on a fetch.
+      `git init -q --bare "$PRIMARY/../.git"\n` +
+      `git --git-dir="$PRIMARY/../.git" config remote.origin.url "$PRIMARY/.git"\n` +
+      `git --git-dir="$PRIMARY/../.git" config remote.origin.uploadpack "echo ran >> $RAN; git-upload-pack"\n` +
+      // HEAD as a link to a file outside naming main: what relay reads is unchanged.
+      `printf 'ref: refs/heads/main\\n' > "$PRIMARY/../head"\n` +
+      `rm "$PRIMARY/.git/HEAD"; ln -s "$PRIMARY/../head" "$PRIMARY/.git/HEAD"\n`,
+  );
+  await scene.setAgent(["bash", script, "{prompt}"]);
+  await openBrief(scene);
+  const originBefore = await originRefs(scene);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  assert.match(hold.reason, /changed files that steer git or relay: \.git\/HEAD$/);
+  assert.equal(await exists(ran(scene)), false, "relay's git ran the planted repository's program");
+  assert.deepEqual(await originRefs(scene), originBefore);
+});
+
 /** An agent's script that plants a clean filter in the git folder `$m`, writing to $RAN when run. */
 const PLANT_FILTER =
   `git config --file "$m/config" filter.x.clean "sh -c 'echo ran >> \\"$RAN\\"; cat'"\n` +

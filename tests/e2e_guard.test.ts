@@ -650,6 +650,39 @@ Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forge
   }
 });
 
+Deno.test("controlFiles() sees a git folder git would no longer take (HEAD out of refs/, objects or refs replaced), not a branch switched or a HEAD detached", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    const other = join(common, "worktrees", "other");
+    for (const sub of [other, join(common, "objects"), join(common, "refs")]) {
+      await Deno.mkdir(sub, { recursive: true });
+    }
+    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+    await Deno.writeTextFile(join(other, "HEAD"), "ref: refs/heads/task-1\n");
+    const scope = { commonDir: common, gitDirs: [common] };
+    const before = await controlFiles(scope);
+    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/other\n");
+    await Deno.writeTextFile(join(other, "HEAD"), `${"ab".repeat(20)}\n`);
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+    await Deno.writeTextFile(join(dir, "head"), "ref: refs/heads/main\n");
+    await Deno.remove(join(other, "HEAD"));
+    await Deno.symlink(join(dir, "head"), join(other, "HEAD"));
+    await Deno.writeTextFile(join(common, "HEAD"), "not a ref\n");
+    await Deno.remove(join(common, "objects"));
+    await Deno.symlink(dir, join(common, "objects"));
+    await Deno.remove(join(common, "refs"));
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/HEAD",
+      ".git/objects",
+      ".git/refs",
+      ".git/worktrees/other/HEAD",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("controlFiles() sees what steers git in the primary tree's submodules (checked out or not, nested, a name with a slash), not their objects or index; a named pipe is never read", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
   try {

@@ -317,6 +317,43 @@ async function listDir(path: string): Promise<string[]> {
 }
 
 /**
+ * A git folder's HEAD as far as git's taking the folder for one goes: a file git takes (a
+ * symbolic ref into refs/, or a commit id) whatever it names, as a branch switch or a detached
+ * checkout changes it (relay's own checks see those); anything else as it is, a link by its
+ * target (git takes a link only into refs/).
+ */
+async function addHead(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  gitDir: string,
+): Promise<void> {
+  const path = join(gitDir, "HEAD");
+  const info = await lstatOrNull(path);
+  if (!info) return;
+  if (!info.isFile) return await addTree(out, label, path);
+  const data = await readOrNull(path);
+  const text = data === null ? "" : new TextDecoder().decode(data);
+  out[label(path)] = /^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)
+    ? "a HEAD git takes"
+    : `${info.mode ?? ""}:${await sha256(data ?? new Uint8Array())}`;
+}
+
+/** What a path is, not what it holds: a folder, a file, or a link by its target. */
+async function addKind(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  path: string,
+): Promise<void> {
+  const info = await lstatOrNull(path);
+  if (!info) return;
+  out[label(path)] = info.isSymlink
+    ? `symlink -> ${await Deno.readLink(path)}`
+    : info.isDirectory
+    ? "(a folder)"
+    : "(not a folder)";
+}
+
+/**
  * The control files of a repository as label → content hash: config (every
  * tree's), hooks/, info/, the same of the primary tree's submodules, relay's records and the
  * scope's extra files. Absent
@@ -329,7 +366,12 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const init: InitLines = new Map();
   await addConfig(out, label, join(common, "config"), init, true);
   await addConfig(out, label, join(common, "config.worktree"), init);
+  // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
+  // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
+  await addHead(out, label, common);
+  for (const name of ["objects", "refs"]) await addKind(out, label, join(common, name));
   for (const name of await listDir(join(common, "worktrees"))) {
+    await addHead(out, label, join(common, "worktrees", name));
     await addConfig(out, label, join(common, "worktrees", name, "config"), init);
     await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), init);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
@@ -340,6 +382,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     await addConfig(out, label, join(gitDir, "config.worktree"), init);
     // Where a linked worktree's git finds the repository (and so its config).
     await addTree(out, label, join(gitDir, "commondir"));
+    await addHead(out, label, gitDir);
   }
   await addTree(out, label, join(common, "hooks"));
   await addSubmoduleGitDirs(out, label, join(common, "modules"));

@@ -530,6 +530,53 @@ Deno.test("the guard sees a submodule's url or active in a config file git's sub
   }
 });
 
+Deno.test("the guard reads what a config includes, whatever the condition: a target written, changed or made, a cycle read once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  const home = Deno.env.get("HOME");
+  try {
+    Deno.env.set("HOME", join(dir, "home"));
+    const common = join(dir, "repo", ".git");
+    await Deno.mkdir(common, { recursive: true });
+    await Deno.mkdir(join(dir, "home"));
+    // The repository's config includes the tree's shared config (which includes it back);
+    // the global one a local file not there yet, and another under a condition, quoted.
+    await Deno.writeTextFile(
+      join(common, "config"),
+      `${BASE_CONFIG}[include]\n\tpath = ../.gitconfig ; shared\n`,
+    );
+    await Deno.writeTextFile(
+      join(dir, "repo", ".gitconfig"),
+      "[include]\n\tpath = .git/config\n[core]\n\tautocrlf = false\n",
+    );
+    const global = join(dir, "home", ".gitconfig");
+    await Deno.writeTextFile(
+      global,
+      '[include]\n\tpath = ~/.gitconfig.local\n[includeIf "gitdir:~/work/"]\n\tpath = "work config"\n',
+    );
+    await Deno.writeTextFile(join(dir, "home", "work config"), "[user]\n\tname = A\n");
+    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+    const before = await controlFiles(scope);
+    await Deno.writeTextFile(
+      join(dir, "repo", ".gitconfig"),
+      '[include]\n\tpath = .git/config\n[filter "p"]\n\tclean = evil\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "home", ".gitconfig.local"),
+      "[core]\n\tsshCommand = evil\n",
+    );
+    await Deno.writeTextFile(join(dir, "home", "work config"), "[core]\n\tfsmonitor = evil\n");
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".gitconfig",
+      join(dir, "home", ".gitconfig.local"),
+      join(dir, "home", "work config"),
+    ]);
+  } finally {
+    if (home === undefined) Deno.env.delete("HOME");
+    else Deno.env.set("HOME", home);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the guard compares a config that is not UTF-8 by its bytes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
   try {

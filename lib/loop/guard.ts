@@ -234,10 +234,16 @@ async function addConfig(
   init: InitLines,
   /** Whether this is a file `git submodule init` writes to (a repository's own config). */
   initLines = false,
+  /** The files that included this one, outermost first (an include's target). */
+  includedBy: readonly string[] = [],
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
-  if (!info.isFile) return await addTree(out, label, path);
+  // An include's target that is no file is recorded as what it is, never walked (it may name
+  // a whole home folder).
+  if (!info.isFile) {
+    return includedBy.length ? await addKind(out, label, path) : await addTree(out, label, path);
+  }
   const data = await readOrNull(path);
   if (data === null) return;
   let text: string;
@@ -250,6 +256,14 @@ async function addConfig(
   }
   const compared = comparedConfig(text, { initLines });
   out[label(path)] = await sha256(compared.rest);
+  // What it includes, whatever the condition: git reads those files as part of this one (ten
+  // deep at most, as git). One that does not exist has no entry: written later, it is new.
+  if (includedBy.length < 10) {
+    for (const target of includePaths(text, path)) {
+      if (target === path || includedBy.includes(target)) continue;
+      await addConfig(out, label, target, init, false, [...includedBy, path]);
+    }
+  }
   for (const [key, value] of Object.entries(compared.init)) {
     const lines = init.get(key) ?? [];
     // A file read twice (the primary tree's git folder is the common one) counts once.
@@ -257,6 +271,60 @@ async function addConfig(
     if (!lines.includes(line)) lines.push(line);
     init.set(key, lines);
   }
+}
+
+/**
+ * The files a config includes (`include.path`, `includeIf.<condition>.path`), as git finds
+ * them: `~/` in the home folder, a relative path beside the including file.
+ */
+export function includePaths(text: string, file: string): string[] {
+  const found: string[] = [];
+  let including = false;
+  for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
+    if (/^[ \t]*\[/.test(line)) {
+      including = INCLUDE_HEADER.test(line);
+      continue;
+    }
+    if (!including) continue;
+    const pair = /^[ \t]*path[ \t]*=(.*)$/i.exec(line);
+    if (!pair) continue;
+    const value = configValue(pair[1]!);
+    if (value === "") continue;
+    const home = Deno.env.get("HOME");
+    if (value.startsWith("~/")) {
+      if (home) found.push(join(home, value.slice(2)));
+    } else found.push(isAbsolute(value) ? value : resolve(dirname(file), value));
+  }
+  return found;
+}
+
+const INCLUDE_HEADER =
+  /^[ \t]*\[[ \t]*include(?:if[ \t]+"(?:[^"\\\n]|\\.)*")?[ \t]*\][ \t]*(?:[#;].*)?$/i;
+
+/** A config value as git reads it: quotes and escapes undone, a comment and outer blanks dropped. */
+function configValue(raw: string): string {
+  let out = "";
+  let quoted = false;
+  let pending = "";
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === "\\") {
+      const next = raw[++i] ?? "";
+      out += pending + ({ n: "\n", t: "\t", b: "\b" }[next] ?? next);
+      pending = "";
+    } else if (c === '"') {
+      out += pending;
+      pending = "";
+      quoted = !quoted;
+    } else if (!quoted && (c === "#" || c === ";")) break;
+    else if (!quoted && (c === " " || c === "\t")) {
+      if (out !== "") pending += c;
+    } else {
+      out += pending + c;
+      pending = "";
+    }
+  }
+  return out;
 }
 
 /** The init lines as controlFiles() entries: one that appears is no change (changedControls). */

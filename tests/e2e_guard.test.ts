@@ -577,6 +577,44 @@ Deno.test("the guard reads what a config includes, whatever the condition: a tar
   }
 });
 
+Deno.test("the guard reads the hooks a config points git at outside .git: core.hooksPath (husky's .husky/_, helper beside the hooks), init.templateDir's hooks/", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  try {
+    const root = join(dir, "repo");
+    const common = join(root, ".git");
+    const husky = join(root, ".husky", "_");
+    const template = join(dir, "template", "hooks");
+    const wide = join(dir, "wide");
+    for (const d of [common, husky, template, wide]) await Deno.mkdir(d, { recursive: true });
+    await Deno.writeTextFile(
+      join(common, "config"),
+      `${BASE_CONFIG}[core]\n\thooksPath = .husky/_\n`,
+    );
+    await Deno.writeTextFile(join(husky, "pre-commit"), '. "$(dirname "$0")/h"\n');
+    await Deno.writeTextFile(join(husky, "h"), "exec npx lint-staged\n");
+    const global = join(dir, "gitconfig");
+    await Deno.writeTextFile(
+      global,
+      `[init]\n\ttemplateDir = ${join(dir, "template")}\n[core]\n\thooksPath = "${wide}"\n`,
+    );
+    // A hooksPath of a folder of many files: only the names git runs as hooks are read.
+    for (let i = 0; i < 201; i++) await Deno.writeTextFile(join(wide, `f${i}`), "");
+    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+    const before = await controlFiles(scope);
+    await Deno.writeTextFile(join(husky, "h"), "touch /tmp/evil\n");
+    await Deno.writeTextFile(join(template, "post-checkout"), "#!/bin/sh\n");
+    await Deno.writeTextFile(join(wide, "pre-push"), "#!/bin/sh\n");
+    await Deno.writeTextFile(join(wide, "f7"), "not a hook\n");
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".husky/_/h",
+      join(template, "post-checkout"),
+      join(wide, "pre-push"),
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the guard compares a config that is not UTF-8 by its bytes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
   try {

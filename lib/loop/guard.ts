@@ -218,20 +218,27 @@ async function addTree(
   if (data !== null) out[label(path)] = `${info.mode ?? ""}:${await sha256(data)}`;
 }
 
-/**
- * The submodule init lines of one repository's config files (see comparedConfig), by
- * `submodule.<name>.<key>`: each file's label and value, in the order read. One entry
- * across the files git reads together, so a url added in another file (config.worktree, the
- * global config) where one was set is a change, not an appearance.
- */
-type InitLines = Map<string, string[]>;
+/** What the config files of one repository say beyond their text, gathered as they are read. */
+interface ConfigReads {
+  /**
+   * The submodule init lines (see comparedConfig), by `submodule.<name>.<key>`: each file's
+   * label and value, in the order read. One entry across the files git reads together, so a
+   * url added in another file (config.worktree, the global config) where one was set is a
+   * change, not an appearance.
+   */
+  init: Map<string, string[]>;
+  /** Where the repository's working tree is: a relative core.hooksPath starts there. */
+  root: string;
+  /** Folders of hooks the files name: core.hooksPath, and init.templateDir's hooks/. */
+  hookDirs: Set<string>;
+}
 
-/** Adds a git config file as comparedConfig() compares it; its init lines go to `init`. */
+/** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
 async function addConfig(
   out: Record<string, string>,
   label: (p: string) => string,
   path: string,
-  init: InitLines,
+  reads: ConfigReads,
   /** Whether this is a file `git submodule init` writes to (a repository's own config). */
   initLines = false,
   /** The files that included this one, outermost first (an include's target). */
@@ -261,16 +268,17 @@ async function addConfig(
   if (includedBy.length < 10) {
     for (const target of includePaths(text, path)) {
       if (target === path || includedBy.includes(target)) continue;
-      await addConfig(out, label, target, init, false, [...includedBy, path]);
+      await addConfig(out, label, target, reads, false, [...includedBy, path]);
     }
   }
   for (const [key, value] of Object.entries(compared.init)) {
-    const lines = init.get(key) ?? [];
+    const lines = reads.init.get(key) ?? [];
     // A file read twice (the primary tree's git folder is the common one) counts once.
     const line = `${label(path)}: ${value}`;
     if (!lines.includes(line)) lines.push(line);
-    init.set(key, lines);
+    reads.init.set(key, lines);
   }
+  for (const dir of hookFolders(text, reads.root)) reads.hookDirs.add(dir);
 }
 
 /**
@@ -327,8 +335,95 @@ function configValue(raw: string): string {
   return out;
 }
 
+/**
+ * The hook folders a config names: `core.hooksPath` (relative to the working tree's top, as
+ * git runs hooks there) and `init.templateDir`'s `hooks/` (copied into each repository git
+ * makes, a submodule's too). `~/` is the home folder.
+ */
+export function hookFolders(text: string, root: string): string[] {
+  const found: string[] = [];
+  let section = "";
+  for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
+    const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)[ \t]*\]/.exec(line);
+    if (header) {
+      section = header[1]!.toLowerCase();
+      continue;
+    }
+    if (/^[ \t]*\[/.test(line)) {
+      section = "";
+      continue;
+    }
+    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=(.*)$/.exec(line);
+    if (!pair) continue;
+    const key = `${section}.${pair[1]!.toLowerCase()}`;
+    if (key !== "core.hookspath" && key !== "init.templatedir") continue;
+    let value = configValue(pair[2]!);
+    if (value === "") continue;
+    const home = Deno.env.get("HOME");
+    if (value.startsWith("~/")) {
+      if (!home) continue;
+      value = join(home, value.slice(2));
+    }
+    const dir = isAbsolute(value) ? value : resolve(root, value);
+    found.push(key === "init.templatedir" ? join(dir, "hooks") : dir);
+  }
+  return found;
+}
+
+/**
+ * A hook folder outside the git folder (husky's `.husky/_`, a shared template): what is in it,
+ * not in its subfolders (a hook's helper script sits beside it); in a folder of more than 200
+ * entries (a hooksPath of the whole tree), only the files named as git's hooks.
+ */
+async function addHookDir(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  dir: string,
+): Promise<void> {
+  const names = await listDir(dir);
+  const many = names.length > 200;
+  for (const name of names) {
+    if (many && !HOOK_NAMES.has(name)) continue;
+    const path = join(dir, name);
+    const info = await lstatOrNull(path);
+    if (info && !info.isDirectory) await addTree(out, label, path);
+  }
+}
+
+/** The names git runs as hooks (githooks(5)). */
+const HOOK_NAMES = new Set([
+  "applypatch-msg",
+  "pre-applypatch",
+  "post-applypatch",
+  "pre-commit",
+  "pre-merge-commit",
+  "prepare-commit-msg",
+  "commit-msg",
+  "post-commit",
+  "pre-rebase",
+  "post-checkout",
+  "post-merge",
+  "pre-push",
+  "pre-receive",
+  "update",
+  "proc-receive",
+  "post-receive",
+  "post-update",
+  "reference-transaction",
+  "push-to-checkout",
+  "pre-auto-gc",
+  "post-rewrite",
+  "sendemail-validate",
+  "fsmonitor-watchman",
+  "p4-changelist",
+  "p4-prepare-changelist",
+  "p4-post-changelist",
+  "p4-pre-submit",
+  "post-index-change",
+]);
+
 /** The init lines as controlFiles() entries: one that appears is no change (changedControls). */
-function addInitLines(out: Record<string, string>, init: InitLines): void {
+function addInitLines(out: Record<string, string>, init: ConfigReads["init"]): void {
   for (const [key, lines] of init) out[`${key}${MAY_APPEAR}`] = INIT_VALUE + lines.join("\n");
 }
 
@@ -356,13 +451,14 @@ async function addSubmoduleGitDirs(
   const head = await lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
-    const init: InitLines = new Map();
-    await addConfig(out, label, join(dir, "config"), init, true);
-    await addConfig(out, label, join(dir, "config.worktree"), init);
+    const reads: ConfigReads = { init: new Map(), root: dir, hookDirs: new Set() };
+    await addConfig(out, label, join(dir, "config"), reads, true);
+    await addConfig(out, label, join(dir, "config.worktree"), reads);
     addInitLines(
       out,
-      new Map([...init].map(([key, lines]) => [`${label(dir)}: ${key}`, lines])),
+      new Map([...reads.init].map(([key, lines]) => [`${label(dir)}: ${key}`, lines])),
     );
+    for (const hooks of reads.hookDirs) await addHookDir(out, label, hooks);
     await addTree(out, label, join(dir, "commondir"));
     await addTree(out, label, join(dir, "hooks"));
     await addTree(out, label, join(dir, "info"), INFO_SKIP);
@@ -431,23 +527,23 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
-  const init: InitLines = new Map();
-  await addConfig(out, label, join(common, "config"), init, true);
-  await addConfig(out, label, join(common, "config.worktree"), init);
+  const reads: ConfigReads = { init: new Map(), root: dirname(common), hookDirs: new Set() };
+  await addConfig(out, label, join(common, "config"), reads, true);
+  await addConfig(out, label, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
   await addHead(out, label, common);
   for (const name of ["objects", "refs"]) await addKind(out, label, join(common, name));
   for (const name of await listDir(join(common, "worktrees"))) {
     await addHead(out, label, join(common, "worktrees", name));
-    await addConfig(out, label, join(common, "worktrees", name, "config"), init);
-    await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), init);
+    await addConfig(out, label, join(common, "worktrees", name, "config"), reads);
+    await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), reads);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
     await addTree(out, label, join(common, "worktrees", name, "commondir"));
   }
   for (const gitDir of scope.gitDirs) {
-    await addConfig(out, label, join(gitDir, "config"), init, resolve(gitDir) === common);
-    await addConfig(out, label, join(gitDir, "config.worktree"), init);
+    await addConfig(out, label, join(gitDir, "config"), reads, resolve(gitDir) === common);
+    await addConfig(out, label, join(gitDir, "config.worktree"), reads);
     // Where a linked worktree's git finds the repository (and so its config).
     await addTree(out, label, join(gitDir, "commondir"));
     await addHead(out, label, gitDir);
@@ -470,8 +566,9 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   );
   if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
   for (const file of scope.files ?? []) await addTree(out, label, file);
-  for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, init);
-  addInitLines(out, init);
+  for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
+  addInitLines(out, reads.init);
+  for (const hooks of reads.hookDirs) await addHookDir(out, label, hooks);
   return out;
 }
 

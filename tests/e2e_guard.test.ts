@@ -615,6 +615,73 @@ Deno.test("the guard reads the hooks a config points git at outside .git: core.h
   }
 });
 
+Deno.test("the guard sees a config or a hook kept elsewhere behind a link edited there, a git folder's objects made unsearchable, and a template's config", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    for (const d of ["hooks", "objects", "refs"]) {
+      await Deno.mkdir(join(common, d), { recursive: true });
+    }
+    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+    await Deno.writeTextFile(join(common, "config"), BASE_CONFIG);
+    // A dotfiles manager's links: the global config and a hook.
+    const dotfiles = join(dir, "dotfiles");
+    await Deno.mkdir(join(dotfiles, "template"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dotfiles, "gitconfig"),
+      `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n`,
+    );
+    await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\n");
+    const global = join(dir, "gitconfig");
+    await Deno.symlink(join(dotfiles, "gitconfig"), global);
+    await Deno.symlink(join(dotfiles, "pre-commit"), join(common, "hooks", "pre-commit"));
+    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+    const before = await controlFiles(scope);
+    await Deno.writeTextFile(
+      join(dotfiles, "gitconfig"),
+      `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n[core]\n\tpager = evil\n`,
+    );
+    await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\ntouch /tmp/evil\n");
+    await Deno.writeTextFile(join(dotfiles, "template", "config"), "[core]\n\tfsmonitor = evil\n");
+    await Deno.chmod(join(common, "objects"), 0o644);
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/hooks/pre-commit",
+      ".git/objects",
+      join(dir, "dotfiles", "template", "config"),
+      join(dir, "gitconfig"),
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "the guard takes a control file it may not read (chmod 000 during the turn) for a change, not an error",
+  // root reads any file: only another user meets the refusal.
+  ignore: Deno.uid() === 0,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
+    try {
+      const common = join(dir, "repo", ".git");
+      await Deno.mkdir(join(common, "hooks"), { recursive: true });
+      await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+      await Deno.writeTextFile(join(common, "config"), BASE_CONFIG);
+      const scope = { commonDir: common, gitDirs: [common] };
+      const before = await controlFiles(scope);
+      await Deno.chmod(join(common, "HEAD"), 0o000);
+      await Deno.chmod(join(common, "hooks"), 0o000);
+      assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+        ".git/HEAD",
+        ".git/hooks",
+      ]);
+    } finally {
+      await Deno.chmod(join(dir, "repo", ".git", "hooks"), 0o755).catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("the guard compares a config that is not UTF-8 by its bytes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
   try {

@@ -52,10 +52,19 @@ async function readOrNull(path: string): Promise<Uint8Array | null> {
       return null;
     }
     if (err instanceof Deno.errors.IsADirectory) return new TextEncoder().encode("(a folder)");
+    // One relay may not read (made so during the turn: chmod 000): an entry all the same.
+    if (err instanceof Deno.errors.PermissionDenied) {
+      return new TextEncoder().encode("(unreadable)");
+    }
     throw err;
   }
 }
 
+/**
+ * A path's lstat, null when it is not there. One relay may not look at (a folder above it
+ * made unsearchable during the turn) is an entry of its own, neither file, folder nor link:
+ * so it shows as a change, never as an error that ends the look before it compares anything.
+ */
 async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
     return await Deno.lstat(path);
@@ -63,9 +72,17 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
       return null;
     }
+    if (err instanceof Deno.errors.PermissionDenied) return UNREADABLE;
     throw err;
   }
 }
+
+const UNREADABLE = {
+  isFile: false,
+  isDirectory: false,
+  isSymlink: false,
+  mode: null,
+} as unknown as Deno.FileInfo;
 
 /**
  * A git config file as the guard compares it: `rest`, the text compared whole, and `init`, the
@@ -197,14 +214,24 @@ async function addTree(
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
+  if (info === UNREADABLE) {
+    out[label(path)] = "(unreadable)";
+    return;
+  }
   if (info.isSymlink) {
-    out[label(path)] = `symlink -> ${await Deno.readLink(path)}`;
+    out[label(path)] = await linkEntry(path);
     return;
   }
   if (info.isDirectory) {
-    const names: string[] = [];
-    for await (const entry of Deno.readDir(path)) names.push(entry.name);
-    for (const name of names.sort()) {
+    let names: string[];
+    try {
+      names = await listDir(path);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.PermissionDenied)) throw err;
+      out[label(path)] = `${info.mode ?? ""}:(unreadable folder)`;
+      return;
+    }
+    for (const name of names) {
       if (!skip(name)) await addTree(out, label, join(path, name));
     }
     return;
@@ -218,6 +245,19 @@ async function addTree(
   if (data !== null) out[label(path)] = `${info.mode ?? ""}:${await sha256(data)}`;
 }
 
+/**
+ * A symbolic link by its target and, when that is a file, the file's content: a config or a
+ * hook kept elsewhere (a dotfiles manager's link) is edited there. A folder or anything else
+ * it names is not followed.
+ */
+async function linkEntry(path: string): Promise<string> {
+  const target = await Deno.readLink(path);
+  const info = await Deno.stat(path).catch(() => null);
+  if (!info?.isFile) return `symlink -> ${target}`;
+  const data = await readOrNull(path);
+  return `symlink -> ${target}: ${info.mode ?? ""}:${data === null ? "" : await sha256(data)}`;
+}
+
 /** What the config files of one repository say beyond their text, gathered as they are read. */
 interface ConfigReads {
   /**
@@ -229,8 +269,10 @@ interface ConfigReads {
   init: Map<string, string[]>;
   /** Where the repository's working tree is: a relative core.hooksPath starts there. */
   root: string;
-  /** Folders of hooks the files name: core.hooksPath, and init.templateDir's hooks/. */
+  /** Folders of hooks the files name (core.hooksPath). */
   hookDirs: Set<string>;
+  /** Template folders the files name (init.templateDir): copied into each new repository. */
+  templateDirs: Set<string>;
 }
 
 /** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
@@ -246,9 +288,13 @@ async function addConfig(
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
-  // An include's target that is no file is recorded as what it is, never walked (it may name
-  // a whole home folder).
-  if (!info.isFile) {
+  // A link to a file (a dotfiles manager's) is read through: git reads and writes the file it
+  // names. Anything else that is no file is recorded as what it is; an include's target is
+  // never walked (it may name a whole home folder).
+  const link = info.isSymlink && (await Deno.stat(path).catch(() => null))?.isFile
+    ? `symlink -> ${await Deno.readLink(path)}: `
+    : "";
+  if (!info.isFile && !link) {
     return includedBy.length ? await addKind(out, label, path) : await addTree(out, label, path);
   }
   const data = await readOrNull(path);
@@ -258,11 +304,11 @@ async function addConfig(
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
   } catch {
     // Not UTF-8: its bytes, compared whole (decoding would make two different bytes one U+FFFD).
-    out[label(path)] = await sha256(data);
+    out[label(path)] = link + await sha256(data);
     return;
   }
   const compared = comparedConfig(text, { initLines });
-  out[label(path)] = await sha256(compared.rest);
+  out[label(path)] = link + await sha256(compared.rest);
   // What it includes, whatever the condition: git reads those files as part of this one (ten
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
   if (includedBy.length < 10) {
@@ -278,7 +324,9 @@ async function addConfig(
     if (!lines.includes(line)) lines.push(line);
     reads.init.set(key, lines);
   }
-  for (const dir of hookFolders(text, reads.root)) reads.hookDirs.add(dir);
+  const named = hookFolders(text, reads.root);
+  for (const dir of named.hooks) reads.hookDirs.add(dir);
+  for (const dir of named.templates) reads.templateDirs.add(dir);
 }
 
 /**
@@ -340,8 +388,9 @@ function configValue(raw: string): string {
  * git runs hooks there) and `init.templateDir`'s `hooks/` (copied into each repository git
  * makes, a submodule's too). `~/` is the home folder.
  */
-export function hookFolders(text: string, root: string): string[] {
-  const found: string[] = [];
+export function hookFolders(text: string, root: string): { hooks: string[]; templates: string[] } {
+  const hooks: string[] = [];
+  const templates: string[] = [];
   let section = "";
   for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
     const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)[ \t]*\]/.exec(line);
@@ -365,9 +414,9 @@ export function hookFolders(text: string, root: string): string[] {
       value = join(home, value.slice(2));
     }
     const dir = isAbsolute(value) ? value : resolve(root, value);
-    found.push(key === "init.templatedir" ? join(dir, "hooks") : dir);
+    (key === "init.templatedir" ? templates : hooks).push(dir);
   }
-  return found;
+  return { hooks, templates };
 }
 
 /**
@@ -387,6 +436,20 @@ async function addHookDir(
     const path = join(dir, name);
     const info = await lstatOrNull(path);
     if (info && !info.isDirectory) await addTree(out, label, path);
+  }
+}
+
+/** The hook and template folders the configs named: a template's config, info/ and hooks/. */
+async function addNamedHooks(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  reads: ConfigReads,
+): Promise<void> {
+  for (const dir of reads.hookDirs) await addHookDir(out, label, dir);
+  for (const dir of reads.templateDirs) {
+    await addTree(out, label, join(dir, "config"));
+    await addHookDir(out, label, join(dir, "info"));
+    await addHookDir(out, label, join(dir, "hooks"));
   }
 }
 
@@ -451,14 +514,19 @@ async function addSubmoduleGitDirs(
   const head = await lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
-    const reads: ConfigReads = { init: new Map(), root: dir, hookDirs: new Set() };
+    const reads: ConfigReads = {
+      init: new Map(),
+      root: dir,
+      hookDirs: new Set(),
+      templateDirs: new Set(),
+    };
     await addConfig(out, label, join(dir, "config"), reads, true);
     await addConfig(out, label, join(dir, "config.worktree"), reads);
     addInitLines(
       out,
       new Map([...reads.init].map(([key, lines]) => [`${label(dir)}: ${key}`, lines])),
     );
-    for (const hooks of reads.hookDirs) await addHookDir(out, label, hooks);
+    await addNamedHooks(out, label, reads);
     await addTree(out, label, join(dir, "commondir"));
     await addTree(out, label, join(dir, "hooks"));
     await addTree(out, label, join(dir, "info"), INFO_SKIP);
@@ -510,11 +578,14 @@ async function addKind(
 ): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info) return;
-  out[label(path)] = info.isSymlink
+  // With its mode: git takes a folder it may not search (chmod a-x) for none.
+  out[label(path)] = info === UNREADABLE
+    ? "(unreadable)"
+    : info.isSymlink
     ? `symlink -> ${await Deno.readLink(path)}`
     : info.isDirectory
-    ? "(a folder)"
-    : "(not a folder)";
+    ? `${info.mode ?? ""}:(a folder)`
+    : `${info.mode ?? ""}:(not a folder)`;
 }
 
 /**
@@ -527,7 +598,12 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
-  const reads: ConfigReads = { init: new Map(), root: dirname(common), hookDirs: new Set() };
+  const reads: ConfigReads = {
+    init: new Map(),
+    root: dirname(common),
+    hookDirs: new Set(),
+    templateDirs: new Set(),
+  };
   await addConfig(out, label, join(common, "config"), reads, true);
   await addConfig(out, label, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
@@ -568,7 +644,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   for (const file of scope.files ?? []) await addTree(out, label, file);
   for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
   addInitLines(out, reads.init);
-  for (const hooks of reads.hookDirs) await addHookDir(out, label, hooks);
+  await addNamedHooks(out, label, reads);
   return out;
 }
 
@@ -603,6 +679,12 @@ export function globalGitConfigFiles(): string[] {
     ...(home ? [join(home, ".gitconfig")] : []),
     ...(xdg ? [join(xdg, "git", "config")] : []),
   ];
+}
+
+/** The user's ssh config (its Include files are not followed). */
+export function sshConfigFiles(): string[] {
+  const home = Deno.env.get("HOME");
+  return home ? [join(home, ".ssh", "config")] : [];
 }
 
 /** The git dir a linked worktree's `.git` file points at, or null. */
@@ -695,7 +777,13 @@ export async function executorScope(opts: {
   return {
     commonDir: opts.commonDir,
     gitDirs: [opts.gitDir, ...(wtGitDir ? [wtGitDir] : [])],
-    files: [join(opts.worktree, ".git"), ...(opts.profilePath ? [opts.profilePath] : [])],
+    files: [
+      join(opts.worktree, ".git"),
+      ...(opts.profilePath ? [opts.profilePath] : []),
+      // What git's ssh reads to reach the remote (a Match exec runs a program; a HostName
+      // sends the fetch elsewhere).
+      ...sshConfigFiles(),
+    ],
     gitConfigFiles: globalGitConfigFiles(),
     runDir: opts.runDir,
   };

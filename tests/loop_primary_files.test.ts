@@ -52,6 +52,29 @@ Deno.test("primaryFiles() tells a tracked file turned into a named pipe, and a l
   });
 });
 
+Deno.test("primaryFiles() reads a file git is told not to look at (assume-unchanged, skip-worktree): setting the flag or editing the file under it is a change", async () => {
+  await inRepo(async (primary) => {
+    for (const name of ["hook.sh", "other.sh"]) {
+      await Deno.writeTextFile(join(primary, name), "echo hook\n");
+    }
+    await git(primary, "add", "hook.sh", "other.sh");
+    await git(primary, "commit", "--quiet", "-m", "hooks");
+    const before = await primaryFiles(new Git(primary));
+    assert.deepEqual(Object.keys(before), []);
+    await git(primary, "update-index", "--assume-unchanged", "hook.sh");
+    await git(primary, "update-index", "--skip-worktree", "other.sh");
+    const flagged = await primaryFiles(new Git(primary));
+    assert.match(flagged["hook.sh"] ?? "", /^\(hidden from git: h\) [0-9a-f]{64}$/);
+    assert.match(flagged["other.sh"] ?? "", /^\(hidden from git: S\) [0-9a-f]{64}$/);
+    // An edit git's status does not show.
+    await Deno.writeTextFile(join(primary, "hook.sh"), "touch /tmp/evil\n");
+    assert.equal(await git(primary, "status", "--porcelain"), "");
+    const edited = await primaryFiles(new Git(primary));
+    assert.notEqual(edited["hook.sh"], flagged["hook.sh"]);
+    assert.equal(edited["other.sh"], flagged["other.sh"]);
+  });
+});
+
 Deno.test("primaryFiles() reads a clone inside the tree without reading a named pipe in it", async () => {
   await inRepo(async (primary) => {
     const nested = join(primary, "vendor");

@@ -60,19 +60,33 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     "--",
     ".",
   ])).split("\0").filter((e) => e !== "").map((e) => e.slice(3));
-  // One index listing for two things, neither of which runs git inside a submodule:
+  // One index listing for three things, none of which runs git inside a submodule:
   // every queued brief, changed or not (one the agent rewrites must show as changed, not as
-  // new: a person may add or drop briefs during the turn; see changedPrimaryFiles), and every
-  // submodule, each read whole by fingerprint() whether or not it changed.
-  const indexed = (await primary.out(["ls-files", "--stage", "-z"])).split("\0")
-    .map((e) => ({ mode: e.slice(0, e.indexOf(" ")), path: e.slice(e.indexOf("\t") + 1) }))
-    .filter(({ mode, path }) => mode === GITLINK_MODE || path.startsWith(`${INBOX_DIR}/`))
+  // new: a person may add or drop briefs during the turn; see changedPrimaryFiles); every
+  // submodule, each read whole by fingerprint() whether or not it changed; and every file
+  // git is told not to look at (assume-unchanged, a lower-case tag; skip-worktree, "S"), whose
+  // edits status never shows: read whole, its tag with it, so setting one is a change too.
+  const hidden = new Map<string, string>();
+  const indexed = (await primary.out(["ls-files", "-v", "--stage", "-z"])).split("\0")
+    .filter((e) => e !== "")
+    .map((e) => ({
+      tag: e.slice(0, 1),
+      mode: e.slice(2, e.indexOf(" ", 2)),
+      path: e.slice(e.indexOf("\t") + 1),
+    }))
+    .filter(({ tag, mode, path }) => {
+      const flagged = tag === "S" || (tag !== tag.toUpperCase());
+      if (flagged) hidden.set(path, tag);
+      return flagged || mode === GITLINK_MODE || path.startsWith(`${INBOX_DIR}/`);
+    })
     .map(({ path }) => path);
   const files: Record<string, string> = {};
   for (
     const path of [...new Set([...changed, ...indexed])].filter((p) => p !== "").sort()
   ) {
-    files[path] = await fingerprint(join(primary.cwd, path));
+    const tag = hidden.get(path);
+    files[path] = (tag ? `(hidden from git: ${tag}) ` : "") +
+      await fingerprint(join(primary.cwd, path));
   }
   return files;
 }

@@ -388,6 +388,7 @@ async function configChange(before: string, after: string): Promise<{
   try {
     const common = join(dir, ".git");
     await Deno.mkdir(common);
+    await Deno.writeTextFile(join(dir, ".gitmodules"), GITMODULES);
     const file = join(common, "config");
     const scope = { commonDir: common, gitDirs: [common] };
     await Deno.writeTextFile(file, before);
@@ -411,6 +412,15 @@ async function configChange(before: string, after: string): Promise<{
   }
 }
 
+/** The primary tree's .gitmodules in configChange(): what submodule init would copy. */
+const GITMODULES = [
+  '[submodule "vendor/lib"]\n\tpath = vendor/lib\n\turl = /tmp/lib\n',
+  '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/lib.git\n',
+  '[submodule "a"]\n\tpath = a\n\turl = git@example.com:a.git\n',
+  // Relative: resolved against origin's url (file:///origin in BASE_CONFIG).
+  '[submodule "rel"]\n\tpath = rel\n\turl = ../libs/rel.git\n',
+].join("");
+
 const BASE_CONFIG = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n' +
   "\tfetch = +refs/heads/*:refs/remotes/origin/*\n";
 
@@ -424,6 +434,8 @@ Deno.test("the guard takes what git writes on its own in a repository's config f
       '[submodule "vendor/lib"]\n\tactive = true\n\turl = /tmp/lib\n',
       '[submodule "lib"]\r\n\tURL = https://example.com/lib.git\r\n\tActive = true\r\n',
       '\n[submodule "a"]\n\turl = git@example.com:a.git\n\n[submodule "b"]\n\tactive = true\n',
+      // A relative url in .gitmodules, as git resolves it against origin's.
+      '[submodule "rel"]\n\tactive = true\n\turl = file:///libs/rel.git\n',
     ]
   ) {
     const { changed } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
@@ -485,7 +497,22 @@ Deno.test("the guard sees every other change of a repository's config, however g
       read.includes(reads),
       `git reads ${JSON.stringify(read)} from ${JSON.stringify(after)}`,
     );
-    assert.deepEqual(changed, [".git/config"], after);
+    assert.ok(changed.includes(".git/config"), `${after}: ${changed}`);
+  }
+});
+
+Deno.test("the guard takes a submodule url that appears for the one submodule init would write, from the primary tree's .gitmodules, and any other for a change", async () => {
+  for (
+    const after of [
+      '[submodule "lib"]\n\tactive = true\n\turl = https://evil.example/lib.git\n',
+      '[submodule "rel"]\n\turl = ../libs/rel.git\n',
+      '[submodule "unknown"]\n\turl = https://example.com/lib.git\n',
+    ]
+  ) {
+    const { changed, read } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
+    assert.ok(read.some((e) => e.startsWith("submodule.")), JSON.stringify(read));
+    assert.equal(changed.length, 1, after);
+    assert.match(changed[0]!, /^submodule\.\S+\.url \(git config, set by submodule init\)$/);
   }
 });
 
@@ -524,7 +551,10 @@ Deno.test("the guard sees a submodule's url or active in a config file git's sub
     // this user reads) is no appearance either.
     const now = await controlFiles(scope);
     await Deno.writeTextFile(global, '[submodule "other"]\n\turl = /tmp/evil\n', { append: true });
-    assert.deepEqual(changedControls(now, await controlFiles(scope)), ["gitconfig"]);
+    assert.deepEqual(changedControls(now, await controlFiles(scope)), [
+      "gitconfig",
+      "submodule.other.url (git config, set by submodule init)",
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

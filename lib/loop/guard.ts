@@ -486,8 +486,71 @@ const HOOK_NAMES = new Set([
 ]);
 
 /** The init lines as controlFiles() entries: one that appears is no change (changedControls). */
-function addInitLines(out: Record<string, string>, init: ConfigReads["init"]): void {
-  for (const [key, lines] of init) out[`${key}${MAY_APPEAR}`] = INIT_VALUE + lines.join("\n");
+function addInitLines(
+  out: Record<string, string>,
+  init: ConfigReads["init"],
+  /**
+   * What `git submodule init` would write: a url that appears is one of these, or a change;
+   * null: no url may appear.
+   */
+  expected: Map<string, string> | null,
+  prefix = "",
+): void {
+  for (const [key, lines] of init) {
+    const value = lines.join("\n");
+    const url = /^submodule\.(.*)\.url$/s.exec(key);
+    const may = url === null ||
+      (expected !== null && expected.has(url[1]!) &&
+        lines.every((l) => l.endsWith(`: ${expected.get(url[1]!)}`)));
+    out[`${prefix}${key}${MAY_APPEAR}`] = may ? INIT_VALUE + value : value;
+  }
+}
+
+/**
+ * The urls `git submodule init` would write for the primary tree's submodules: each
+ * `.gitmodules` url by submodule name, a relative one (`../lib.git`) resolved against the
+ * remote's url as git does. Read from the primary tree's file (main's), never the agent's.
+ */
+async function expectedUrls(root: string, config: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const data = await readOrNull(join(root, ".gitmodules"));
+  if (data === null) return found;
+  const remote = /^[ \t]*\[remote "origin"\][ \t]*\n(?:[ \t]*[^\[\n].*\n)*?[ \t]*url[ \t]*=(.*)$/m
+    .exec(config)?.[1];
+  const base = remote === undefined ? root : configValue(remote);
+  let name: string | null = null;
+  for (const line of new TextDecoder().decode(data).split("\n")) {
+    if (/^[ \t]*\[/.test(line)) {
+      name = SUBMODULE_HEADER.test(line) ? subsection(line) : null;
+      continue;
+    }
+    const pair = /^[ \t]*url[ \t]*=(.*)$/i.exec(line);
+    if (name === null || !pair) continue;
+    const url = configValue(pair[1]!);
+    found.set(name, /^\.\.?\//.test(url) ? relativeUrl(base, url) : url);
+  }
+  return found;
+}
+
+/** A relative submodule url resolved against the superproject's remote url, as git does. */
+export function relativeUrl(remote: string, url: string): string {
+  let base = remote.replace(/\/+$/, "");
+  let rest = url;
+  let sep = "/";
+  for (;;) {
+    if (rest.startsWith("./")) rest = rest.slice(2);
+    else if (rest.startsWith("../")) {
+      rest = rest.slice(3);
+      const slash = base.lastIndexOf("/");
+      const colon = base.lastIndexOf(":");
+      if (slash > colon && slash > -1) base = base.slice(0, slash);
+      else if (colon > -1) {
+        base = base.slice(0, colon);
+        sep = ":";
+      } else base = ".";
+    } else break;
+  }
+  return `${base}${sep}${rest}`;
 }
 
 /**
@@ -522,10 +585,8 @@ async function addSubmoduleGitDirs(
     };
     await addConfig(out, label, join(dir, "config"), reads, true);
     await addConfig(out, label, join(dir, "config.worktree"), reads);
-    addInitLines(
-      out,
-      new Map([...reads.init].map(([key, lines]) => [`${label(dir)}: ${key}`, lines])),
-    );
+    // Its urls: never expected (relay runs no submodule command there, nor does an agent's turn).
+    addInitLines(out, reads.init, null, `${label(dir)}: `);
     await addNamedHooks(out, label, reads);
     await addTree(out, label, join(dir, "commondir"));
     await addTree(out, label, join(dir, "hooks"));
@@ -643,7 +704,12 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
   for (const file of scope.files ?? []) await addTree(out, label, file);
   for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
-  addInitLines(out, reads.init);
+  const config = await readOrNull(join(common, "config"));
+  addInitLines(
+    out,
+    reads.init,
+    await expectedUrls(dirname(common), config === null ? "" : new TextDecoder().decode(config)),
+  );
   await addNamedHooks(out, label, reads);
   return out;
 }

@@ -20,7 +20,12 @@ import {
   stateDir,
 } from "./helpers/scene.ts";
 import { Git } from "../lib/git/git.ts";
-import { changedControls, changedPrimaryFiles, controlFiles } from "../lib/loop/guard.ts";
+import {
+  changedControls,
+  changedPrimaryFiles,
+  controlFiles,
+  worktreeGitDir,
+} from "../lib/loop/guard.ts";
 
 const HOLD = 3;
 
@@ -388,7 +393,6 @@ async function configChange(before: string, after: string): Promise<{
   try {
     const common = join(dir, ".git");
     await Deno.mkdir(common);
-    await Deno.writeTextFile(join(dir, ".gitmodules"), GITMODULES);
     const file = join(common, "config");
     const scope = { commonDir: common, gitDirs: [common] };
     await Deno.writeTextFile(file, before);
@@ -411,15 +415,6 @@ async function configChange(before: string, after: string): Promise<{
     await Deno.remove(dir, { recursive: true });
   }
 }
-
-/** The primary tree's .gitmodules in configChange(): what submodule init would copy. */
-const GITMODULES = [
-  '[submodule "vendor/lib"]\n\tpath = vendor/lib\n\turl = /tmp/lib\n',
-  '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/lib.git\n',
-  '[submodule "a"]\n\tpath = a\n\turl = git@example.com:a.git\n',
-  // Relative: resolved against origin's url (file:///origin in BASE_CONFIG).
-  '[submodule "rel"]\n\tpath = rel\n\turl = ../libs/rel.git\n',
-].join("");
 
 const BASE_CONFIG = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n' +
   "\tfetch = +refs/heads/*:refs/remotes/origin/*\n";
@@ -501,19 +496,26 @@ Deno.test("the guard sees every other change of a repository's config, however g
   }
 });
 
-Deno.test("the guard takes a submodule url that appears for the one submodule init would write, from the primary tree's .gitmodules, and any other for a change", async () => {
+Deno.test("the guard takes what submodule init copies from .gitmodules for no change where nothing was set (any plain url, a non-command update), and an update command for a change", async () => {
+  // Any plain url: init copies the one the worktree's .gitmodules names, which may be newer
+  // than the primary tree's, or resolved against the worktree's path (no upstream). A wrong
+  // one sends nothing elsewhere by itself: a later update fetches the commit main records.
   for (
     const after of [
-      '[submodule "lib"]\n\tactive = true\n\turl = https://evil.example/lib.git\n',
-      '[submodule "rel"]\n\turl = ../libs/rel.git\n',
-      '[submodule "unknown"]\n\turl = https://example.com/lib.git\n',
+      '[submodule "lib"]\n\tactive = true\n\turl = https://elsewhere.example/lib.git\n',
+      '[submodule "rel"]\n\tactive = true\n\turl = /tmp/worktrees/task-1/rel.git\n\tupdate = rebase\n',
+      '[submodule "n"]\n\tupdate = none\n',
     ]
   ) {
-    const { changed, read } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
-    assert.ok(read.some((e) => e.startsWith("submodule.")), JSON.stringify(read));
-    assert.equal(changed.length, 1, after);
-    assert.match(changed[0]!, /^submodule\.\S+\.url \(git config, set by submodule init\)$/);
+    const { changed } = await configChange(BASE_CONFIG, BASE_CONFIG + after);
+    assert.deepEqual(changed, [], after);
   }
+  const { changed, read } = await configChange(
+    BASE_CONFIG,
+    BASE_CONFIG + '[submodule "lib"]\n\turl = /tmp/lib\n\tupdate = !sh /tmp/evil.sh\n',
+  );
+  assert.ok(read.includes("submodule.lib.update=!sh /tmp/evil.sh"));
+  assert.deepEqual(changed, [".git/config"]);
 });
 
 Deno.test("the guard sees a submodule's url or active in a config file git's submodule init never writes: a change, set before or not", async () => {
@@ -551,10 +553,7 @@ Deno.test("the guard sees a submodule's url or active in a config file git's sub
     // this user reads) is no appearance either.
     const now = await controlFiles(scope);
     await Deno.writeTextFile(global, '[submodule "other"]\n\turl = /tmp/evil\n', { append: true });
-    assert.deepEqual(changedControls(now, await controlFiles(scope)), [
-      "gitconfig",
-      "submodule.other.url (git config, set by submodule init)",
-    ]);
+    assert.deepEqual(changedControls(now, await controlFiles(scope)), ["gitconfig"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -860,6 +859,61 @@ Deno.test("controlFiles() sees a git folder git would no longer take (HEAD out o
       ".git/refs",
       ".git/worktrees/other/HEAD",
     ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("controlFiles() lets what git itself does in a turn pass: another worktree added or pruned, relay's notes ref packed by gc; and never hangs or fails on a loop, a pipe or many includes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
+  try {
+    const common = join(dir, "repo", ".git");
+    for (const d of ["objects", "refs/notes", "worktrees/gone"]) {
+      await Deno.mkdir(join(common, d), { recursive: true });
+    }
+    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+    const notes = "ab".repeat(20);
+    await Deno.writeTextFile(join(common, "refs", "notes", "relay"), `${notes}\n`);
+    await Deno.writeTextFile(join(common, "worktrees", "gone", "HEAD"), "ref: refs/heads/x\n");
+    await Deno.writeTextFile(join(common, "worktrees", "gone", "commondir"), "../..\n");
+    // Nine configs that each include all the others: each read once.
+    const incs = [...Array(9).keys()].map((i) => join(dir, `inc${i}`));
+    for (const f of incs) {
+      await Deno.writeTextFile(f, incs.map((t) => `[include]\n\tpath = ${t}\n`).join(""));
+    }
+    await Deno.symlink("loop", join(dir, "loop"));
+    await Deno.writeTextFile(
+      join(common, "config"),
+      `${BASE_CONFIG}[include]\n\tpath = ${incs[0]}\n[core]\n\thooksPath = ${join(dir, "loop")}\n`,
+    );
+    const scope = { commonDir: common, gitDirs: [common] };
+    const started = performance.now();
+    const before = await controlFiles(scope);
+    assert.ok(performance.now() - started < 5_000, "nine includes read once each");
+    // git worktree add, git worktree prune, git gc (pack-refs).
+    await Deno.mkdir(join(common, "worktrees", "helper"));
+    await Deno.writeTextFile(join(common, "worktrees", "helper", "HEAD"), `${"cd".repeat(20)}\n`);
+    await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "../..\n");
+    await Deno.remove(join(common, "worktrees", "gone"), { recursive: true });
+    await Deno.remove(join(common, "refs", "notes", "relay"));
+    await Deno.writeTextFile(
+      join(common, "packed-refs"),
+      `# pack-refs with: peeled fully-peeled sorted\n${notes} refs/notes/relay\n`,
+    );
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+    // The notes moved in packed-refs, and a worktree's git sent elsewhere: changes.
+    await Deno.writeTextFile(join(common, "packed-refs"), `${"ef".repeat(20)} refs/notes/relay\n`);
+    await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "/tmp/evil\n");
+    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+      ".git/refs/notes/relay",
+      ".git/worktrees/helper/commondir",
+    ]);
+    // A named pipe where a worktree's .git file goes is not read.
+    const wt = join(dir, "wt");
+    await Deno.mkdir(wt);
+    const fifo = await new Deno.Command("mkfifo", { args: [join(wt, ".git")] }).output();
+    assert.equal(fifo.code, 0);
+    assert.equal(await worktreeGitDir(wt), null);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -52,11 +52,9 @@ async function readOrNull(path: string): Promise<Uint8Array | null> {
       return null;
     }
     if (err instanceof Deno.errors.IsADirectory) return new TextEncoder().encode("(a folder)");
-    // One relay may not read (made so during the turn: chmod 000): an entry all the same.
-    if (err instanceof Deno.errors.PermissionDenied) {
-      return new TextEncoder().encode("(unreadable)");
-    }
-    throw err;
+    // One relay may not read (made so during the turn: chmod 000, a link that loops): an entry
+    // all the same, never an error that ends the look before it compares anything.
+    return new TextEncoder().encode(`(unreadable: ${(err as Error).name})`);
   }
 }
 
@@ -72,8 +70,17 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
       return null;
     }
-    if (err instanceof Deno.errors.PermissionDenied) return UNREADABLE;
-    throw err;
+    // Permission denied, a loop of links, a name git cannot hold (a NUL): see readOrNull.
+    return UNREADABLE;
+  }
+}
+
+/** A link's target, or why it could not be read (gone since the look). */
+async function readLinkOr(path: string): Promise<string> {
+  try {
+    return await Deno.readLink(path);
+  } catch (err) {
+    return `(unreadable: ${(err as Error).name})`;
   }
 }
 
@@ -156,10 +163,17 @@ export function comparedConfig(
       if (key !== undefined && (!address || (plain !== undefined && remotes.has(plain)))) {
         continue;
       }
-    } else if (section === "submodule" && (key === "url" || key === "active")) {
+    } else if (
+      section === "submodule" && (key === "url" || key === "active" || key === "update")
+    ) {
       const at = `submodule.${name}.${key}`;
+      // update: what init copies from .gitmodules, never a command (`!…` runs one).
       const init1 = initLines && plain !== undefined &&
-        (key === "url" ? !/::|^-/.test(plain) : /^(true|false|yes|no|on|off|1|0)$/i.test(plain));
+        (key === "url"
+          ? !/::|^-/.test(plain)
+          : key === "active"
+          ? /^(true|false|yes|no|on|off|1|0)$/i.test(plain)
+          : /^(checkout|rebase|merge|none)$/.test(plain));
       // One kept (not plain) holds the place too: a plain one added later is then a change.
       const value = init1 ? plain : "\0kept";
       init[at] = init[at] === undefined ? value : `${init[at]}\n${value}`;
@@ -225,10 +239,9 @@ async function addTree(
   if (info.isDirectory) {
     let names: string[];
     try {
-      names = await listDir(path);
+      names = await readDirNames(path);
     } catch (err) {
-      if (!(err instanceof Deno.errors.PermissionDenied)) throw err;
-      out[label(path)] = `${info.mode ?? ""}:(unreadable folder)`;
+      out[label(path)] = `${info.mode ?? ""}:(unreadable folder: ${(err as Error).name})`;
       return;
     }
     for (const name of names) {
@@ -251,7 +264,7 @@ async function addTree(
  * it names is not followed.
  */
 async function linkEntry(path: string): Promise<string> {
-  const target = await Deno.readLink(path);
+  const target = await readLinkOr(path);
   const info = await Deno.stat(path).catch(() => null);
   if (!info?.isFile) return `symlink -> ${target}`;
   const data = await readOrNull(path);
@@ -273,6 +286,8 @@ interface ConfigReads {
   hookDirs: Set<string>;
   /** Template folders the files name (init.templateDir): copied into each new repository. */
   templateDirs: Set<string>;
+  /** The include targets read so far. */
+  included: Set<string>;
 }
 
 /** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
@@ -292,7 +307,7 @@ async function addConfig(
   // names. Anything else that is no file is recorded as what it is; an include's target is
   // never walked (it may name a whole home folder).
   const link = info.isSymlink && (await Deno.stat(path).catch(() => null))?.isFile
-    ? `symlink -> ${await Deno.readLink(path)}: `
+    ? `symlink -> ${await readLinkOr(path)}: `
     : "";
   if (!info.isFile && !link) {
     return includedBy.length ? await addKind(out, label, path) : await addTree(out, label, path);
@@ -313,7 +328,10 @@ async function addConfig(
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
   if (includedBy.length < 10) {
     for (const target of includePaths(text, path)) {
-      if (target === path || includedBy.includes(target)) continue;
+      // Each file once per look: configs that include one another every way would otherwise
+      // be walked along every chain ten deep.
+      if (target === path || includedBy.includes(target) || reads.included.has(target)) continue;
+      reads.included.add(target);
       await addConfig(out, label, target, reads, false, [...includedBy, path]);
     }
   }
@@ -489,68 +507,14 @@ const HOOK_NAMES = new Set([
 function addInitLines(
   out: Record<string, string>,
   init: ConfigReads["init"],
-  /**
-   * What `git submodule init` would write: a url that appears is one of these, or a change;
-   * null: no url may appear.
-   */
-  expected: Map<string, string> | null,
+  /** Whether they may appear: a repository's own, not a submodule's git folder's. */
+  may: boolean,
   prefix = "",
 ): void {
   for (const [key, lines] of init) {
     const value = lines.join("\n");
-    const url = /^submodule\.(.*)\.url$/s.exec(key);
-    const may = url === null ||
-      (expected !== null && expected.has(url[1]!) &&
-        lines.every((l) => l.endsWith(`: ${expected.get(url[1]!)}`)));
     out[`${prefix}${key}${MAY_APPEAR}`] = may ? INIT_VALUE + value : value;
   }
-}
-
-/**
- * The urls `git submodule init` would write for the primary tree's submodules: each
- * `.gitmodules` url by submodule name, a relative one (`../lib.git`) resolved against the
- * remote's url as git does. Read from the primary tree's file (main's), never the agent's.
- */
-async function expectedUrls(root: string, config: string): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  const data = await readOrNull(join(root, ".gitmodules"));
-  if (data === null) return found;
-  const remote = /^[ \t]*\[remote "origin"\][ \t]*\n(?:[ \t]*[^\[\n].*\n)*?[ \t]*url[ \t]*=(.*)$/m
-    .exec(config)?.[1];
-  const base = remote === undefined ? root : configValue(remote);
-  let name: string | null = null;
-  for (const line of new TextDecoder().decode(data).split("\n")) {
-    if (/^[ \t]*\[/.test(line)) {
-      name = SUBMODULE_HEADER.test(line) ? subsection(line) : null;
-      continue;
-    }
-    const pair = /^[ \t]*url[ \t]*=(.*)$/i.exec(line);
-    if (name === null || !pair) continue;
-    const url = configValue(pair[1]!);
-    found.set(name, /^\.\.?\//.test(url) ? relativeUrl(base, url) : url);
-  }
-  return found;
-}
-
-/** A relative submodule url resolved against the superproject's remote url, as git does. */
-export function relativeUrl(remote: string, url: string): string {
-  let base = remote.replace(/\/+$/, "");
-  let rest = url;
-  let sep = "/";
-  for (;;) {
-    if (rest.startsWith("./")) rest = rest.slice(2);
-    else if (rest.startsWith("../")) {
-      rest = rest.slice(3);
-      const slash = base.lastIndexOf("/");
-      const colon = base.lastIndexOf(":");
-      if (slash > colon && slash > -1) base = base.slice(0, slash);
-      else if (colon > -1) {
-        base = base.slice(0, colon);
-        sep = ":";
-      } else base = ".";
-    } else break;
-  }
-  return `${base}${sep}${rest}`;
 }
 
 /**
@@ -582,11 +546,12 @@ async function addSubmoduleGitDirs(
       root: dir,
       hookDirs: new Set(),
       templateDirs: new Set(),
+      included: new Set(),
     };
     await addConfig(out, label, join(dir, "config"), reads, true);
     await addConfig(out, label, join(dir, "config.worktree"), reads);
     // Its urls: never expected (relay runs no submodule command there, nor does an agent's turn).
-    addInitLines(out, reads.init, null, `${label(dir)}: `);
+    addInitLines(out, reads.init, false, `${label(dir)}: `);
     await addNamedHooks(out, label, reads);
     await addTree(out, label, join(dir, "commondir"));
     await addTree(out, label, join(dir, "hooks"));
@@ -596,16 +561,18 @@ async function addSubmoduleGitDirs(
   for (const name of await listDir(dir)) await addSubmoduleGitDirs(out, label, join(dir, name));
 }
 
+/** A folder's entries, sorted; none when it cannot be read (what was in it then shows as gone). */
 async function listDir(path: string): Promise<string[]> {
-  const names: string[] = [];
   try {
-    for await (const entry of Deno.readDir(path)) names.push(entry.name);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
-      return [];
-    }
-    throw err;
+    return await readDirNames(path);
+  } catch {
+    return [];
   }
+}
+
+async function readDirNames(path: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(path)) names.push(entry.name);
   return names.sort();
 }
 
@@ -643,7 +610,7 @@ async function addKind(
   out[label(path)] = info === UNREADABLE
     ? "(unreadable)"
     : info.isSymlink
-    ? `symlink -> ${await Deno.readLink(path)}`
+    ? `symlink -> ${await readLinkOr(path)}`
     : info.isDirectory
     ? `${info.mode ?? ""}:(a folder)`
     : `${info.mode ?? ""}:(not a folder)`;
@@ -664,6 +631,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     root: dirname(common),
     hookDirs: new Set(),
     templateDirs: new Set(),
+    included: new Set(),
   };
   await addConfig(out, label, join(common, "config"), reads, true);
   await addConfig(out, label, join(common, "config.worktree"), reads);
@@ -671,12 +639,25 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
   await addHead(out, label, common);
   for (const name of ["objects", "refs"]) await addKind(out, label, join(common, name));
+  const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
   for (const name of await listDir(join(common, "worktrees"))) {
-    await addHead(out, label, join(common, "worktrees", name));
-    await addConfig(out, label, join(common, "worktrees", name, "config"), reads);
-    await addConfig(out, label, join(common, "worktrees", name, "config.worktree"), reads);
+    const dir = join(common, "worktrees", name);
+    await addHead(out, label, dir);
+    await addConfig(out, label, join(dir, "config"), reads);
+    await addConfig(out, label, join(dir, "config.worktree"), reads);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
-    await addTree(out, label, join(common, "worktrees", name, "commondir"));
+    await addTree(out, label, join(dir, "commondir"));
+    // Another worktree than the turn's may come or go (an agent's helper isolating itself with
+    // `git worktree add`, a prune) as git makes one: a HEAD git takes, the usual commondir.
+    if (!scoped.has(resolve(dir))) {
+      const head = label(join(dir, "HEAD"));
+      if (out[head] === "a HEAD git takes") out[head] = COMES_AND_GOES + out[head];
+      const commondir = label(join(dir, "commondir"));
+      const text = (await lstatOrNull(join(dir, "commondir")))?.isFile
+        ? new TextDecoder().decode(await readOrNull(join(dir, "commondir")) ?? new Uint8Array())
+        : null;
+      if (text === "../..\n" && out[commondir]) out[commondir] = COMES_AND_GOES + out[commondir];
+    }
   }
   for (const gitDir of scope.gitDirs) {
     await addConfig(out, label, join(gitDir, "config"), reads, resolve(gitDir) === common);
@@ -688,9 +669,9 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   await addTree(out, label, join(common, "hooks"));
   await addSubmoduleGitDirs(out, label, join(common, "modules"));
   // relay's git notes (refs/notes/relay): the record `relay audit` trusts is written by the
-  // planner side only, never during an agent's turn.
-  // (Its loose ref: a packed one an agent writes becomes loose again.)
-  await addTree(out, label, join(common, "refs", "notes", "relay"));
+  // planner side only, never during an agent's turn. By its value, loose or packed: git's gc
+  // packs it (a move, not a change).
+  await addRefValue(out, label, common, "refs/notes/relay");
   await addTree(out, label, join(common, "info"), INFO_SKIP);
   const relay = join(common, "relay");
   for (const dir of RELAY_RECORDS) await addTree(out, label, join(relay, dir), TIMELINE_SKIP);
@@ -704,12 +685,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
   for (const file of scope.files ?? []) await addTree(out, label, file);
   for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
-  const config = await readOrNull(join(common, "config"));
-  addInitLines(
-    out,
-    reads.init,
-    await expectedUrls(dirname(common), config === null ? "" : new TextDecoder().decode(config)),
-  );
+  addInitLines(out, reads.init, true);
   await addNamedHooks(out, label, reads);
   return out;
 }
@@ -722,7 +698,35 @@ export async function controlSnapshot(scope: ControlScope): Promise<string> {
 
 /** An init entry (see INIT_VALUE) that was not there before: no change. */
 function appears(value: string | undefined): boolean {
-  return value?.startsWith(INIT_VALUE) ?? false;
+  return (value?.startsWith(INIT_VALUE) || value?.startsWith(COMES_AND_GOES)) ?? false;
+}
+
+/**
+ * The mark of another worktree's HEAD or commondir as git writes them: the entry may appear
+ * or go; a change of it is a change. Starts with a NUL, as no file's entry does.
+ */
+const COMES_AND_GOES = "\0worktree\n";
+
+/** A ref's value as git reads it: its loose file, else its line in packed-refs. */
+async function addRefValue(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  common: string,
+  ref: string,
+): Promise<void> {
+  const loose = join(common, ...ref.split("/"));
+  const info = await lstatOrNull(loose);
+  if (info && !info.isFile) return await addTree(out, label, loose);
+  if (info) {
+    const data = await readOrNull(loose);
+    out[label(loose)] = `ref ${new TextDecoder().decode(data ?? new Uint8Array()).trim()}`;
+    return;
+  }
+  const packed = join(common, "packed-refs");
+  if (!(await lstatOrNull(packed))?.isFile) return;
+  const text = new TextDecoder().decode(await readOrNull(packed) ?? new Uint8Array());
+  const line = text.split("\n").find((l) => l.endsWith(` ${ref}`));
+  if (line) out[label(loose)] = `ref ${line.slice(0, line.indexOf(" "))}`;
 }
 
 /** Labels whose entry differs between two `controlFiles()` maps (added, removed or changed). */
@@ -731,7 +735,10 @@ export function changedControls(
   now: Record<string, string>,
 ): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
-    .filter((k) => before[k] !== now[k] && !(before[k] === undefined && appears(now[k])))
+    .filter((k) =>
+      before[k] !== now[k] && !(before[k] === undefined && appears(now[k])) &&
+      !(now[k] === undefined && before[k]?.startsWith(COMES_AND_GOES))
+    )
     .sort();
 }
 
@@ -755,6 +762,8 @@ export function sshConfigFiles(): string[] {
 
 /** The git dir a linked worktree's `.git` file points at, or null. */
 export async function worktreeGitDir(worktree: string): Promise<string | null> {
+  // Only a regular file is read (a named pipe would never end).
+  if (!(await lstatOrNull(join(worktree, ".git")))?.isFile) return null;
   const data = await readOrNull(join(worktree, ".git"));
   if (data === null) return null;
   const match = /^gitdir:\s*(.+?)\s*$/m.exec(new TextDecoder().decode(data));

@@ -81,14 +81,34 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     })
     .map(({ path }) => path);
   const files: Record<string, string> = {};
+  // The hidden ones in one entry: a sparse checkout flags every file outside its cone (tens of
+  // thousands, nearly all absent: told by a look without a wait).
+  const hiddenLines: string[] = [];
   for (
     const path of [...new Set([...changed, ...indexed])].filter((p) => p !== "").sort()
   ) {
     const tag = hidden.get(path);
-    files[path] = (tag ? `(hidden from git: ${tag}) ` : "") +
-      await fingerprint(join(primary.cwd, path));
+    const full = join(primary.cwd, path);
+    if (tag === undefined) files[path] = await fingerprint(full);
+    else {
+      hiddenLines.push(`${tag} ${path} ${absent(full) ? "(deleted)" : await fingerprint(full)}`);
+    }
   }
+  if (hiddenLines.length) files[HIDDEN_FILES] = await sha256(hiddenLines.join("\n"));
   return files;
+}
+
+/** primaryFiles()' one entry for the files git is told not to look at. */
+export const HIDDEN_FILES = "(files git is told not to look at: assume-unchanged, skip-worktree)";
+
+/** Whether nothing is at `full` (a look without a wait). */
+function absent(full: string): boolean {
+  try {
+    Deno.lstatSync(full);
+    return false;
+  } catch (err) {
+    return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory;
+  }
 }
 
 /**

@@ -29,6 +29,12 @@ import {
 
 const HOLD = 3;
 
+/** A temporary folder, removed with everything in it when the test's scope ends. */
+async function tempDir(prefix: string): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.makeTempDir({ prefix });
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
+}
+
 async function openBrief(scene: Scene, task = 1): Promise<void> {
   await scene.write(
     "NEXT-STEPS.md",
@@ -389,31 +395,28 @@ async function configChange(before: string, after: string): Promise<{
   changed: string[];
   read: string[];
 }> {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
-  try {
-    const common = join(dir, ".git");
-    await Deno.mkdir(common);
-    const file = join(common, "config");
-    const scope = { commonDir: common, gitDirs: [common] };
-    await Deno.writeTextFile(file, before);
-    const was = await controlFiles(scope);
-    await Deno.writeTextFile(file, after);
-    const changed = changedControls(was, await controlFiles(scope));
-    const out = await new Deno.Command("git", {
-      args: ["config", "--file", file, "--no-includes", "--list", "-z"],
-      cwd: dir,
-      env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const read = out.success
-      ? new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "")
-        .map((e) => e.replace("\n", "="))
-      : ["(refused)"];
-    return { changed, read };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using temp = await tempDir("relay-guard-config-");
+  const dir = temp.path;
+  const common = join(dir, ".git");
+  await Deno.mkdir(common);
+  const file = join(common, "config");
+  const scope = { commonDir: common, gitDirs: [common] };
+  await Deno.writeTextFile(file, before);
+  const was = await controlFiles(scope);
+  await Deno.writeTextFile(file, after);
+  const changed = changedControls(was, await controlFiles(scope));
+  const out = await new Deno.Command("git", {
+    args: ["config", "--file", file, "--no-includes", "--list", "-z"],
+    cwd: dir,
+    env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const read = out.success
+    ? new TextDecoder().decode(out.stdout).split("\0").filter((e) => e !== "")
+      .map((e) => e.replace("\n", "="))
+    : ["(refused)"];
+  return { changed, read };
 }
 
 const BASE_CONFIG = '[core]\n\tbare = false\n[remote "origin"]\n\turl = file:///origin\n' +
@@ -519,44 +522,41 @@ Deno.test("the guard takes what submodule init copies from .gitmodules for no ch
 });
 
 Deno.test("the guard sees a submodule's url or active in a config file git's submodule init never writes: a change, set before or not", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
-  try {
-    const common = join(dir, ".git");
-    await Deno.mkdir(common);
-    const init = '[submodule "lib"]\n\tactive = true\n\turl = https://example.com/lib.git\n';
-    // A repository whose worktrees have configs of their own (git sparse-checkout sets this).
-    await Deno.writeTextFile(
-      join(common, "config"),
-      `${BASE_CONFIG}[extensions]\n\tworktreeConfig = true\n${init}`,
-    );
-    const worktreeConfig = join(common, "config.worktree");
-    await Deno.writeTextFile(worktreeConfig, "[core]\n\tsparseCheckout = true\n");
-    const global = join(dir, "gitconfig");
-    await Deno.writeTextFile(global, "[user]\n\tname = A Person\n");
-    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
-    const before = await controlFiles(scope);
-    // Lines added to files that were there: a second active in the global config, and a url
-    // in config.worktree, which git reads after the repository's config (the last url wins).
-    await Deno.writeTextFile(global, '[submodule "lib"]\n\tactive = true\n', { append: true });
-    await Deno.writeTextFile(
-      worktreeConfig,
-      '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
-      { append: true },
-    );
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/config.worktree",
-      "gitconfig",
-      "submodule.lib.active (git config, set by submodule init)",
-      "submodule.lib.url (git config, set by submodule init)",
-    ]);
-    // A submodule no file names: its url in the global config (which every repository of
-    // this user reads) is no appearance either.
-    const now = await controlFiles(scope);
-    await Deno.writeTextFile(global, '[submodule "other"]\n\turl = /tmp/evil\n', { append: true });
-    assert.deepEqual(changedControls(now, await controlFiles(scope)), ["gitconfig"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using temp = await tempDir("relay-guard-config-");
+  const dir = temp.path;
+  const common = join(dir, ".git");
+  await Deno.mkdir(common);
+  const init = '[submodule "lib"]\n\tactive = true\n\turl = https://example.com/lib.git\n';
+  // A repository whose worktrees have configs of their own (git sparse-checkout sets this).
+  await Deno.writeTextFile(
+    join(common, "config"),
+    `${BASE_CONFIG}[extensions]\n\tworktreeConfig = true\n${init}`,
+  );
+  const worktreeConfig = join(common, "config.worktree");
+  await Deno.writeTextFile(worktreeConfig, "[core]\n\tsparseCheckout = true\n");
+  const global = join(dir, "gitconfig");
+  await Deno.writeTextFile(global, "[user]\n\tname = A Person\n");
+  const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+  const before = await controlFiles(scope);
+  // Lines added to files that were there: a second active in the global config, and a url
+  // in config.worktree, which git reads after the repository's config (the last url wins).
+  await Deno.writeTextFile(global, '[submodule "lib"]\n\tactive = true\n', { append: true });
+  await Deno.writeTextFile(
+    worktreeConfig,
+    '[submodule "lib"]\n\turl = https://example.com/evil.git\n',
+    { append: true },
+  );
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/config.worktree",
+    "gitconfig",
+    "submodule.lib.active (git config, set by submodule init)",
+    "submodule.lib.url (git config, set by submodule init)",
+  ]);
+  // A submodule no file names: its url in the global config (which every repository of
+  // this user reads) is no appearance either.
+  const now = await controlFiles(scope);
+  await Deno.writeTextFile(global, '[submodule "other"]\n\turl = /tmp/evil\n', { append: true });
+  assert.deepEqual(changedControls(now, await controlFiles(scope)), ["gitconfig"]);
 });
 
 Deno.test("the guard reads what a config includes, whatever the condition: a target written, changed or made, a cycle read once", async () => {
@@ -607,81 +607,75 @@ Deno.test("the guard reads what a config includes, whatever the condition: a tar
 });
 
 Deno.test("the guard reads the hooks a config points git at outside .git: core.hooksPath (husky's .husky/_, helper beside the hooks), init.templateDir's hooks/", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
-  try {
-    const root = join(dir, "repo");
-    const common = join(root, ".git");
-    const husky = join(root, ".husky", "_");
-    const template = join(dir, "template", "hooks");
-    const wide = join(dir, "wide");
-    for (const d of [common, husky, template, wide]) await Deno.mkdir(d, { recursive: true });
-    await Deno.writeTextFile(
-      join(common, "config"),
-      `${BASE_CONFIG}[core]\n\thooksPath = .husky/_\n`,
-    );
-    await Deno.writeTextFile(join(husky, "pre-commit"), '. "$(dirname "$0")/h"\n');
-    await Deno.writeTextFile(join(husky, "h"), "exec npx lint-staged\n");
-    const global = join(dir, "gitconfig");
-    await Deno.writeTextFile(
-      global,
-      `[init]\n\ttemplateDir = ${join(dir, "template")}\n[core]\n\thooksPath = "${wide}"\n`,
-    );
-    // A hooksPath of a folder of many files: only the names git runs as hooks are read.
-    for (let i = 0; i < 201; i++) await Deno.writeTextFile(join(wide, `f${i}`), "");
-    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
-    const before = await controlFiles(scope);
-    await Deno.writeTextFile(join(husky, "h"), "touch /tmp/evil\n");
-    await Deno.writeTextFile(join(template, "post-checkout"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(wide, "pre-push"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(wide, "f7"), "not a hook\n");
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".husky/_/h",
-      join(template, "post-checkout"),
-      join(wide, "pre-push"),
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using temp = await tempDir("relay-guard-config-");
+  const dir = temp.path;
+  const root = join(dir, "repo");
+  const common = join(root, ".git");
+  const husky = join(root, ".husky", "_");
+  const template = join(dir, "template", "hooks");
+  const wide = join(dir, "wide");
+  for (const d of [common, husky, template, wide]) await Deno.mkdir(d, { recursive: true });
+  await Deno.writeTextFile(
+    join(common, "config"),
+    `${BASE_CONFIG}[core]\n\thooksPath = .husky/_\n`,
+  );
+  await Deno.writeTextFile(join(husky, "pre-commit"), '. "$(dirname "$0")/h"\n');
+  await Deno.writeTextFile(join(husky, "h"), "exec npx lint-staged\n");
+  const global = join(dir, "gitconfig");
+  await Deno.writeTextFile(
+    global,
+    `[init]\n\ttemplateDir = ${join(dir, "template")}\n[core]\n\thooksPath = "${wide}"\n`,
+  );
+  // A hooksPath of a folder of many files: only the names git runs as hooks are read.
+  for (let i = 0; i < 201; i++) await Deno.writeTextFile(join(wide, `f${i}`), "");
+  const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+  const before = await controlFiles(scope);
+  await Deno.writeTextFile(join(husky, "h"), "touch /tmp/evil\n");
+  await Deno.writeTextFile(join(template, "post-checkout"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(wide, "pre-push"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(wide, "f7"), "not a hook\n");
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".husky/_/h",
+    join(template, "post-checkout"),
+    join(wide, "pre-push"),
+  ]);
 });
 
 Deno.test("the guard sees a config or a hook kept elsewhere behind a link edited there, a git folder's objects made unsearchable, and a template's config", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    for (const d of ["hooks", "objects", "refs"]) {
-      await Deno.mkdir(join(common, d), { recursive: true });
-    }
-    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
-    await Deno.writeTextFile(join(common, "config"), BASE_CONFIG);
-    // A dotfiles manager's links: the global config and a hook.
-    const dotfiles = join(dir, "dotfiles");
-    await Deno.mkdir(join(dotfiles, "template"), { recursive: true });
-    await Deno.writeTextFile(
-      join(dotfiles, "gitconfig"),
-      `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n`,
-    );
-    await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\n");
-    const global = join(dir, "gitconfig");
-    await Deno.symlink(join(dotfiles, "gitconfig"), global);
-    await Deno.symlink(join(dotfiles, "pre-commit"), join(common, "hooks", "pre-commit"));
-    const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
-    const before = await controlFiles(scope);
-    await Deno.writeTextFile(
-      join(dotfiles, "gitconfig"),
-      `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n[core]\n\tpager = evil\n`,
-    );
-    await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\ntouch /tmp/evil\n");
-    await Deno.writeTextFile(join(dotfiles, "template", "config"), "[core]\n\tfsmonitor = evil\n");
-    await Deno.chmod(join(common, "objects"), 0o644);
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/hooks/pre-commit",
-      ".git/objects",
-      join(dir, "dotfiles", "template", "config"),
-      join(dir, "gitconfig"),
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using temp = await tempDir("relay-guard-config-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  for (const d of ["hooks", "objects", "refs"]) {
+    await Deno.mkdir(join(common, d), { recursive: true });
   }
+  await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+  await Deno.writeTextFile(join(common, "config"), BASE_CONFIG);
+  // A dotfiles manager's links: the global config and a hook.
+  const dotfiles = join(dir, "dotfiles");
+  await Deno.mkdir(join(dotfiles, "template"), { recursive: true });
+  await Deno.writeTextFile(
+    join(dotfiles, "gitconfig"),
+    `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n`,
+  );
+  await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\n");
+  const global = join(dir, "gitconfig");
+  await Deno.symlink(join(dotfiles, "gitconfig"), global);
+  await Deno.symlink(join(dotfiles, "pre-commit"), join(common, "hooks", "pre-commit"));
+  const scope = { commonDir: common, gitDirs: [common], gitConfigFiles: [global] };
+  const before = await controlFiles(scope);
+  await Deno.writeTextFile(
+    join(dotfiles, "gitconfig"),
+    `[init]\n\ttemplateDir = ${join(dotfiles, "template")}\n[core]\n\tpager = evil\n`,
+  );
+  await Deno.writeTextFile(join(dotfiles, "pre-commit"), "#!/bin/sh\ntouch /tmp/evil\n");
+  await Deno.writeTextFile(join(dotfiles, "template", "config"), "[core]\n\tfsmonitor = evil\n");
+  await Deno.chmod(join(common, "objects"), 0o644);
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/hooks/pre-commit",
+    ".git/objects",
+    join(dir, "dotfiles", "template", "config"),
+    join(dir, "gitconfig"),
+  ]);
 });
 
 Deno.test({
@@ -712,21 +706,18 @@ Deno.test({
 });
 
 Deno.test("the guard compares a config that is not UTF-8 by its bytes", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-config-" });
-  try {
-    const common = join(dir, ".git");
-    await Deno.mkdir(common);
-    const file = join(common, "config");
-    const bytes = (last: number) =>
-      new Uint8Array([...new TextEncoder().encode('[submodule "lib"]\n\turl = /g'), last, 10]);
-    const scope = { commonDir: common, gitDirs: [common] };
-    await Deno.writeFile(file, bytes(0xe9));
-    const before = await controlFiles(scope);
-    await Deno.writeFile(file, bytes(0xe8));
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [".git/config"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using temp = await tempDir("relay-guard-config-");
+  const dir = temp.path;
+  const common = join(dir, ".git");
+  await Deno.mkdir(common);
+  const file = join(common, "config");
+  const bytes = (last: number) =>
+    new Uint8Array([...new TextEncoder().encode('[submodule "lib"]\n\turl = /g'), last, 10]);
+  const scope = { commonDir: common, gitDirs: [common] };
+  await Deno.writeFile(file, bytes(0xe9));
+  const before = await controlFiles(scope);
+  await Deno.writeFile(file, bytes(0xe8));
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [".git/config"]);
 });
 
 Deno.test("the guard compares a config whole where a line of it runs on: text appended after it is seen, whatever it looks like", async () => {
@@ -799,203 +790,191 @@ Deno.test("the guard sees a submodule's url change or go where it was set before
 });
 
 Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forged task record, and not info/refs or another file in info/ git never reads", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    for (const sub of ["hooks", "info", "relay/tasks", "worktrees/other", "modules"]) {
-      await Deno.mkdir(join(common, sub), { recursive: true });
-    }
-    await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
-    await Deno.writeTextFile(join(common, "info", "attributes"), "");
-    // Another worktree than the turn's: where its git finds the repository.
-    await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "../..\n");
-    const scope = { commonDir: common, gitDirs: [common] };
-    const before = await controlFiles(scope);
-    await Deno.writeTextFile(join(common, "hooks", "pre-push"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(common, "info", "attributes"), "* filter=x\n");
-    await Deno.writeTextFile(join(common, "info", "refs"), "regenerated by git gc\n");
-    // A hook manager's own file there, which git never reads (lefthook's checksum).
-    await Deno.writeTextFile(join(common, "info", "lefthook.checksum"), "1234\n");
-    await Deno.writeTextFile(join(common, "relay", "tasks", "1.json"), "{}\n");
-    await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "/tmp/evil\n");
-    // A file named like the entry a submodule's url gets when it appears: still a new file.
-    const named = "x: submodule.lib.url (git config, set by submodule init)";
-    await Deno.writeTextFile(join(common, "modules", named), "#!/bin/sh\n");
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/hooks/pre-push",
-      ".git/info/attributes",
-      `.git/modules/${named}`,
-      ".git/relay/tasks/1.json",
-      ".git/worktrees/other/commondir",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using temp = await tempDir("relay-guard-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  for (const sub of ["hooks", "info", "relay/tasks", "worktrees/other", "modules"]) {
+    await Deno.mkdir(join(common, sub), { recursive: true });
   }
+  await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
+  await Deno.writeTextFile(join(common, "info", "attributes"), "");
+  // Another worktree than the turn's: where its git finds the repository.
+  await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "../..\n");
+  const scope = { commonDir: common, gitDirs: [common] };
+  const before = await controlFiles(scope);
+  await Deno.writeTextFile(join(common, "hooks", "pre-push"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(common, "info", "attributes"), "* filter=x\n");
+  await Deno.writeTextFile(join(common, "info", "refs"), "regenerated by git gc\n");
+  // A hook manager's own file there, which git never reads (lefthook's checksum).
+  await Deno.writeTextFile(join(common, "info", "lefthook.checksum"), "1234\n");
+  await Deno.writeTextFile(join(common, "relay", "tasks", "1.json"), "{}\n");
+  await Deno.writeTextFile(join(common, "worktrees", "other", "commondir"), "/tmp/evil\n");
+  // The common git folder told to find the repository elsewhere.
+  await Deno.writeTextFile(join(common, "commondir"), "/tmp/evil\n");
+  // A file named like the entry a submodule's url gets when it appears: still a new file.
+  const named = "x: submodule.lib.url (git config, set by submodule init)";
+  await Deno.writeTextFile(join(common, "modules", named), "#!/bin/sh\n");
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/commondir",
+    ".git/hooks/pre-push",
+    ".git/info/attributes",
+    `.git/modules/${named}`,
+    ".git/relay/tasks/1.json",
+    ".git/worktrees/other/commondir",
+  ]);
 });
 
 Deno.test("controlFiles() sees a git folder git would no longer take (HEAD out of refs/, objects or refs replaced), not a branch switched or a HEAD detached", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    const other = join(common, "worktrees", "other");
-    for (const sub of [other, join(common, "objects"), join(common, "refs")]) {
-      await Deno.mkdir(sub, { recursive: true });
-    }
-    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
-    await Deno.writeTextFile(join(other, "HEAD"), "ref: refs/heads/task-1\n");
-    const scope = { commonDir: common, gitDirs: [common] };
-    const before = await controlFiles(scope);
-    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/other\n");
-    await Deno.writeTextFile(join(other, "HEAD"), `${"ab".repeat(20)}\n`);
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
-    await Deno.writeTextFile(join(dir, "head"), "ref: refs/heads/main\n");
-    await Deno.remove(join(other, "HEAD"));
-    await Deno.symlink(join(dir, "head"), join(other, "HEAD"));
-    await Deno.writeTextFile(join(common, "HEAD"), "not a ref\n");
-    await Deno.remove(join(common, "objects"));
-    await Deno.symlink(dir, join(common, "objects"));
-    await Deno.remove(join(common, "refs"));
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/HEAD",
-      ".git/objects",
-      ".git/refs",
-      ".git/worktrees/other/HEAD",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using temp = await tempDir("relay-guard-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  const other = join(common, "worktrees", "other");
+  for (const sub of [other, join(common, "objects"), join(common, "refs")]) {
+    await Deno.mkdir(sub, { recursive: true });
   }
+  await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+  await Deno.writeTextFile(join(other, "HEAD"), "ref: refs/heads/task-1\n");
+  const scope = { commonDir: common, gitDirs: [common] };
+  const before = await controlFiles(scope);
+  await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/other\n");
+  await Deno.writeTextFile(join(other, "HEAD"), `${"ab".repeat(20)}\n`);
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+  await Deno.writeTextFile(join(dir, "head"), "ref: refs/heads/main\n");
+  await Deno.remove(join(other, "HEAD"));
+  await Deno.symlink(join(dir, "head"), join(other, "HEAD"));
+  await Deno.writeTextFile(join(common, "HEAD"), "not a ref\n");
+  await Deno.remove(join(common, "objects"));
+  await Deno.symlink(dir, join(common, "objects"));
+  await Deno.remove(join(common, "refs"));
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/HEAD",
+    ".git/objects",
+    ".git/refs",
+    ".git/worktrees/other/HEAD",
+  ]);
 });
 
 Deno.test("controlFiles() lets what git itself does in a turn pass: another worktree added or pruned, relay's notes ref packed by gc; and never hangs or fails on a loop, a pipe or many includes", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    for (const d of ["objects", "refs/notes", "worktrees/gone"]) {
-      await Deno.mkdir(join(common, d), { recursive: true });
-    }
-    await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
-    const notes = "ab".repeat(20);
-    await Deno.writeTextFile(join(common, "refs", "notes", "relay"), `${notes}\n`);
-    await Deno.writeTextFile(join(common, "worktrees", "gone", "HEAD"), "ref: refs/heads/x\n");
-    await Deno.writeTextFile(join(common, "worktrees", "gone", "commondir"), "../..\n");
-    // Nine configs that each include all the others: each read once.
-    const incs = [...Array(9).keys()].map((i) => join(dir, `inc${i}`));
-    for (const f of incs) {
-      await Deno.writeTextFile(f, incs.map((t) => `[include]\n\tpath = ${t}\n`).join(""));
-    }
-    await Deno.symlink("loop", join(dir, "loop"));
-    await Deno.writeTextFile(
-      join(common, "config"),
-      `${BASE_CONFIG}[include]\n\tpath = ${incs[0]}\n[core]\n\thooksPath = ${join(dir, "loop")}\n`,
-    );
-    const scope = { commonDir: common, gitDirs: [common] };
-    const started = performance.now();
-    const before = await controlFiles(scope);
-    assert.ok(performance.now() - started < 5_000, "nine includes read once each");
-    // git worktree add, git worktree prune, git gc (pack-refs).
-    await Deno.mkdir(join(common, "worktrees", "helper"));
-    await Deno.writeTextFile(join(common, "worktrees", "helper", "HEAD"), `${"cd".repeat(20)}\n`);
-    await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "../..\n");
-    await Deno.remove(join(common, "worktrees", "gone"), { recursive: true });
-    await Deno.remove(join(common, "refs", "notes", "relay"));
-    await Deno.writeTextFile(
-      join(common, "packed-refs"),
-      `# pack-refs with: peeled fully-peeled sorted\n${notes} refs/notes/relay\n`,
-    );
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
-    // The notes moved in packed-refs, and a worktree's git sent elsewhere: changes.
-    await Deno.writeTextFile(join(common, "packed-refs"), `${"ef".repeat(20)} refs/notes/relay\n`);
-    await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "/tmp/evil\n");
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/refs/notes/relay",
-      ".git/worktrees/helper/commondir",
-    ]);
-    // A named pipe where a worktree's .git file goes is not read.
-    const wt = join(dir, "wt");
-    await Deno.mkdir(wt);
-    const fifo = await new Deno.Command("mkfifo", { args: [join(wt, ".git")] }).output();
-    assert.equal(fifo.code, 0);
-    assert.equal(await worktreeGitDir(wt), null);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using temp = await tempDir("relay-guard-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  for (const d of ["objects", "refs/notes", "worktrees/gone"]) {
+    await Deno.mkdir(join(common, d), { recursive: true });
   }
+  await Deno.writeTextFile(join(common, "HEAD"), "ref: refs/heads/main\n");
+  const notes = "ab".repeat(20);
+  await Deno.writeTextFile(join(common, "refs", "notes", "relay"), `${notes}\n`);
+  await Deno.writeTextFile(join(common, "worktrees", "gone", "HEAD"), "ref: refs/heads/x\n");
+  await Deno.writeTextFile(join(common, "worktrees", "gone", "commondir"), "../..\n");
+  // Nine configs that each include all the others: each read once.
+  const incs = [...Array(9).keys()].map((i) => join(dir, `inc${i}`));
+  for (const f of incs) {
+    await Deno.writeTextFile(f, incs.map((t) => `[include]\n\tpath = ${t}\n`).join(""));
+  }
+  await Deno.symlink("loop", join(dir, "loop"));
+  await Deno.writeTextFile(
+    join(common, "config"),
+    `${BASE_CONFIG}[include]\n\tpath = ${incs[0]}\n[core]\n\thooksPath = ${join(dir, "loop")}\n`,
+  );
+  const scope = { commonDir: common, gitDirs: [common] };
+  const started = performance.now();
+  const before = await controlFiles(scope);
+  assert.ok(performance.now() - started < 5_000, "nine includes read once each");
+  // git worktree add, git worktree prune, git gc (pack-refs).
+  await Deno.mkdir(join(common, "worktrees", "helper"));
+  await Deno.writeTextFile(join(common, "worktrees", "helper", "HEAD"), `${"cd".repeat(20)}\n`);
+  await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "../..\n");
+  await Deno.remove(join(common, "worktrees", "gone"), { recursive: true });
+  await Deno.remove(join(common, "refs", "notes", "relay"));
+  await Deno.writeTextFile(
+    join(common, "packed-refs"),
+    `# pack-refs with: peeled fully-peeled sorted\n${notes} refs/notes/relay\n`,
+  );
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+  // The notes moved in packed-refs, and a worktree's git sent elsewhere: changes.
+  await Deno.writeTextFile(join(common, "packed-refs"), `${"ef".repeat(20)} refs/notes/relay\n`);
+  await Deno.writeTextFile(join(common, "worktrees", "helper", "commondir"), "/tmp/evil\n");
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/refs/notes/relay",
+    ".git/worktrees/helper/commondir",
+  ]);
+  // A named pipe where a worktree's .git file goes is not read.
+  const wt = join(dir, "wt");
+  await Deno.mkdir(wt);
+  const fifo = await new Deno.Command("mkfifo", { args: [join(wt, ".git")] }).output();
+  assert.equal(fifo.code, 0);
+  assert.equal(await worktreeGitDir(wt), null);
 });
 
 Deno.test("controlFiles() sees what steers git in the primary tree's submodules (checked out or not, nested, a name with a slash), not their objects or index; a named pipe is never read", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    // Git folders as `git submodule` leaves them: modules/<name>/, a name that holds a slash,
-    // a submodule's own submodule, and a submodule named HEAD (a folder, not a git folder's file).
-    const gitDirs = ["lib", "vendor/other", "lib/modules/inner", "HEAD"].map((n) =>
-      join(common, "modules", ...n.split("/"))
-    );
-    for (const g of gitDirs) {
-      await Deno.mkdir(join(g, "hooks"), { recursive: true });
-      await Deno.mkdir(join(g, "objects", "ab"), { recursive: true });
-      await Deno.writeTextFile(join(g, "HEAD"), "ref: refs/heads/main\n");
-      await Deno.writeTextFile(join(g, "config"), "[core]\n\tbare = false\n");
-    }
-    const scope = { commonDir: common, gitDirs: [] };
-    const before = await controlFiles(scope);
-    for (const g of gitDirs.slice(0, 3)) {
-      await Deno.writeTextFile(join(g, "objects", "ab", "cdef"), "an object\n");
-      await Deno.writeTextFile(join(g, "index"), "an index\n");
-    }
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [], "objects and index");
-    await Deno.writeTextFile(join(gitDirs[0]!, "hooks", "post-checkout"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(gitDirs[1]!, "config"), '[filter "x"]\n\tclean = evil\n');
-    await Deno.mkdir(join(gitDirs[2]!, "info"));
-    await Deno.writeTextFile(join(gitDirs[2]!, "info", "attributes"), "* filter=x\n");
-    await Deno.writeTextFile(join(gitDirs[3]!, "config"), "[core]\n\tfsmonitor = evil\n");
-    const fifo = await new Deno.Command("mkfifo", {
-      args: [join(gitDirs[3]!, "hooks", "pre-commit")],
-    })
-      .output();
-    assert.equal(fifo.code, 0);
-    assert.deepEqual(changedControls(before, await controlFiles(scope)), [
-      ".git/modules/HEAD/config",
-      ".git/modules/HEAD/hooks/pre-commit",
-      ".git/modules/lib/hooks/post-checkout",
-      ".git/modules/lib/modules/inner/info/attributes",
-      ".git/modules/vendor/other/config",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using temp = await tempDir("relay-guard-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  // Git folders as `git submodule` leaves them: modules/<name>/, a name that holds a slash,
+  // a submodule's own submodule, and a submodule named HEAD (a folder, not a git folder's file).
+  const gitDirs = ["lib", "vendor/other", "lib/modules/inner", "HEAD"].map((n) =>
+    join(common, "modules", ...n.split("/"))
+  );
+  for (const g of gitDirs) {
+    await Deno.mkdir(join(g, "hooks"), { recursive: true });
+    await Deno.mkdir(join(g, "objects", "ab"), { recursive: true });
+    await Deno.writeTextFile(join(g, "HEAD"), "ref: refs/heads/main\n");
+    await Deno.writeTextFile(join(g, "config"), "[core]\n\tbare = false\n");
   }
+  const scope = { commonDir: common, gitDirs: [] };
+  const before = await controlFiles(scope);
+  for (const g of gitDirs.slice(0, 3)) {
+    await Deno.writeTextFile(join(g, "objects", "ab", "cdef"), "an object\n");
+    await Deno.writeTextFile(join(g, "index"), "an index\n");
+  }
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [], "objects and index");
+  await Deno.writeTextFile(join(gitDirs[0]!, "hooks", "post-checkout"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(gitDirs[1]!, "config"), '[filter "x"]\n\tclean = evil\n');
+  await Deno.mkdir(join(gitDirs[2]!, "info"));
+  await Deno.writeTextFile(join(gitDirs[2]!, "info", "attributes"), "* filter=x\n");
+  await Deno.writeTextFile(join(gitDirs[3]!, "config"), "[core]\n\tfsmonitor = evil\n");
+  const fifo = await new Deno.Command("mkfifo", {
+    args: [join(gitDirs[3]!, "hooks", "pre-commit")],
+  })
+    .output();
+  assert.equal(fifo.code, 0);
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/modules/HEAD/config",
+    ".git/modules/HEAD/hooks/pre-commit",
+    ".git/modules/lib/hooks/post-checkout",
+    ".git/modules/lib/modules/inner/info/attributes",
+    ".git/modules/vendor/other/config",
+  ]);
 });
 
 Deno.test("controlFiles() sees a submodule git folder planted with a symlinked HEAD, or linked in from elsewhere, and never follows the link", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "relay-guard-" });
-  try {
-    const common = join(dir, "repo", ".git");
-    await Deno.mkdir(join(common, "modules"), { recursive: true });
-    // A git folder elsewhere, with a hook: git takes it for a submodule's through the link.
-    const elsewhere = join(dir, "elsewhere");
-    await Deno.mkdir(join(elsewhere, "hooks"), { recursive: true });
-    await Deno.writeTextFile(join(elsewhere, "HEAD"), "ref: refs/heads/main\n");
-    await Deno.writeTextFile(join(elsewhere, "hooks", "post-checkout"), "#!/bin/sh\n");
-    const scope = { commonDir: common, gitDirs: [] };
-    const before = await controlFiles(scope);
-    // modules/lib: a git folder whose HEAD is a symlink (git accepts one), with a hook.
-    const lib = join(common, "modules", "lib");
-    await Deno.mkdir(join(lib, "hooks"), { recursive: true });
-    await Deno.symlink("refs/heads/main", join(lib, "HEAD"));
-    await Deno.writeTextFile(join(lib, "hooks", "post-checkout"), "#!/bin/sh\n");
-    await Deno.writeTextFile(join(lib, "config"), "[core]\n\tworktree = ../../../lib\n");
-    // modules/vendor/other: a link to the git folder elsewhere.
-    await Deno.mkdir(join(common, "modules", "vendor"));
-    await Deno.symlink(elsewhere, join(common, "modules", "vendor", "other"));
-    const now = await controlFiles(scope);
-    assert.deepEqual(changedControls(before, now), [
-      ".git/modules/lib/config",
-      ".git/modules/lib/hooks/post-checkout",
-      ".git/modules/vendor/other",
-    ]);
-    assert.equal(now[".git/modules/vendor/other"], `symlink -> ${elsewhere}`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using temp = await tempDir("relay-guard-");
+  const dir = temp.path;
+  const common = join(dir, "repo", ".git");
+  await Deno.mkdir(join(common, "modules"), { recursive: true });
+  // A git folder elsewhere, with a hook: git takes it for a submodule's through the link.
+  const elsewhere = join(dir, "elsewhere");
+  await Deno.mkdir(join(elsewhere, "hooks"), { recursive: true });
+  await Deno.writeTextFile(join(elsewhere, "HEAD"), "ref: refs/heads/main\n");
+  await Deno.writeTextFile(join(elsewhere, "hooks", "post-checkout"), "#!/bin/sh\n");
+  const scope = { commonDir: common, gitDirs: [] };
+  const before = await controlFiles(scope);
+  // modules/lib: a git folder whose HEAD is a symlink (git accepts one), with a hook.
+  const lib = join(common, "modules", "lib");
+  await Deno.mkdir(join(lib, "hooks"), { recursive: true });
+  await Deno.symlink("refs/heads/main", join(lib, "HEAD"));
+  await Deno.writeTextFile(join(lib, "hooks", "post-checkout"), "#!/bin/sh\n");
+  await Deno.writeTextFile(join(lib, "config"), "[core]\n\tworktree = ../../../lib\n");
+  // modules/vendor/other: a link to the git folder elsewhere.
+  await Deno.mkdir(join(common, "modules", "vendor"));
+  await Deno.symlink(elsewhere, join(common, "modules", "vendor", "other"));
+  const now = await controlFiles(scope);
+  assert.deepEqual(changedControls(before, now), [
+    ".git/modules/lib/config",
+    ".git/modules/lib/hooks/post-checkout",
+    ".git/modules/vendor/other",
+  ]);
+  assert.equal(now[".git/modules/vendor/other"], `symlink -> ${elsewhere}`);
 });
 
 Deno.test("changedPrimaryFiles() blames a rewritten inbox brief, not one added or dropped", () => {

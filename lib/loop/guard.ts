@@ -118,7 +118,7 @@ const UNREADABLE = {
  * (`[branch "x"][core]…`) is kept. A file with a line that ends in a backslash (a value git
  * continues on the next line, which may look like a header) or a lone CR is compared whole.
  */
-export function comparedConfig(
+function comparedConfig(
   text: string,
   opts: { initLines?: boolean } = {},
 ): { rest: string; init: Record<string, string> } {
@@ -295,6 +295,16 @@ interface ConfigReads {
   included: Set<string>;
 }
 
+function configReads(root: string): ConfigReads {
+  return {
+    init: new Map(),
+    root,
+    hookDirs: new Set(),
+    templateDirs: new Set(),
+    included: new Set(),
+  };
+}
+
 /** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
 async function addConfig(
   out: Record<string, string>,
@@ -331,8 +341,9 @@ async function addConfig(
   out[label(path)] = link + await sha256(compared.rest);
   // What it includes, whatever the condition: git reads those files as part of this one (ten
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
+  const named = namedPaths(text, path, reads.root);
   if (includedBy.length < 10) {
-    for (const target of includePaths(text, path)) {
+    for (const target of named.includes) {
       // Each file once per look: configs that include one another every way would otherwise
       // be walked along every chain ten deep.
       if (target === path || includedBy.includes(target) || reads.included.has(target)) continue;
@@ -341,40 +352,55 @@ async function addConfig(
     }
   }
   for (const [key, value] of Object.entries(compared.init)) {
-    const lines = reads.init.get(key) ?? [];
-    // A file read twice (the primary tree's git folder is the common one) counts once.
-    const line = `${label(path)}: ${value}`;
-    if (!lines.includes(line)) lines.push(line);
-    reads.init.set(key, lines);
+    reads.init.set(key, [...reads.init.get(key) ?? [], `${label(path)}: ${value}`]);
   }
-  const named = hookFolders(text, reads.root);
   for (const dir of named.hooks) reads.hookDirs.add(dir);
   for (const dir of named.templates) reads.templateDirs.add(dir);
 }
 
 /**
- * The files a config includes (`include.path`, `includeIf.<condition>.path`), as git finds
- * them: `~/` in the home folder, a relative path beside the including file.
+ * The paths a config names that git reads or runs: the files it includes (`include.path`,
+ * `includeIf.<condition>.path`, beside the including file when relative), its hooks folder
+ * (`core.hooksPath`, relative to the working tree's top, as git runs hooks there) and its
+ * template folder (`init.templateDir`, copied into each repository git makes, a submodule's
+ * too). `~/` is the home folder.
  */
-export function includePaths(text: string, file: string): string[] {
-  const found: string[] = [];
-  let including = false;
+function namedPaths(
+  text: string,
+  file: string,
+  root: string,
+): { includes: string[]; hooks: string[]; templates: string[] } {
+  const named = { includes: [] as string[], hooks: [] as string[], templates: [] as string[] };
+  let section = "";
   for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
     if (/^[ \t]*\[/.test(line)) {
-      including = INCLUDE_HEADER.test(line);
+      section = INCLUDE_HEADER.test(line)
+        ? "include"
+        : /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)[ \t]*\]/.exec(line)?.[1]?.toLowerCase() ?? "";
       continue;
     }
-    if (!including) continue;
-    const pair = /^[ \t]*path[ \t]*=(.*)$/i.exec(line);
+    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=(.*)$/.exec(line);
     if (!pair) continue;
-    const value = configValue(pair[1]!);
-    if (value === "") continue;
-    const home = Deno.env.get("HOME");
+    const key = `${section}.${pair[1]!.toLowerCase()}`;
+    const list = key === "include.path"
+      ? named.includes
+      : key === "core.hookspath"
+      ? named.hooks
+      : key === "init.templatedir"
+      ? named.templates
+      : null;
+    let value = configValue(pair[2]!);
+    if (list === null || value === "") continue;
     if (value.startsWith("~/")) {
-      if (home) found.push(join(home, value.slice(2)));
-    } else found.push(isAbsolute(value) ? value : resolve(dirname(file), value));
+      const home = Deno.env.get("HOME");
+      if (!home) continue;
+      value = join(home, value.slice(2));
+    }
+    list.push(
+      isAbsolute(value) ? value : resolve(list === named.includes ? dirname(file) : root, value),
+    );
   }
-  return found;
+  return named;
 }
 
 const INCLUDE_HEADER =
@@ -404,42 +430,6 @@ function configValue(raw: string): string {
     }
   }
   return out;
-}
-
-/**
- * The hook folders a config names: `core.hooksPath` (relative to the working tree's top, as
- * git runs hooks there) and `init.templateDir`'s `hooks/` (copied into each repository git
- * makes, a submodule's too). `~/` is the home folder.
- */
-export function hookFolders(text: string, root: string): { hooks: string[]; templates: string[] } {
-  const hooks: string[] = [];
-  const templates: string[] = [];
-  let section = "";
-  for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
-    const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)[ \t]*\]/.exec(line);
-    if (header) {
-      section = header[1]!.toLowerCase();
-      continue;
-    }
-    if (/^[ \t]*\[/.test(line)) {
-      section = "";
-      continue;
-    }
-    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=(.*)$/.exec(line);
-    if (!pair) continue;
-    const key = `${section}.${pair[1]!.toLowerCase()}`;
-    if (key !== "core.hookspath" && key !== "init.templatedir") continue;
-    let value = configValue(pair[2]!);
-    if (value === "") continue;
-    const home = Deno.env.get("HOME");
-    if (value.startsWith("~/")) {
-      if (!home) continue;
-      value = join(home, value.slice(2));
-    }
-    const dir = isAbsolute(value) ? value : resolve(root, value);
-    (key === "init.templatedir" ? templates : hooks).push(dir);
-  }
-  return { hooks, templates };
 }
 
 /**
@@ -546,13 +536,7 @@ async function addSubmoduleGitDirs(
   const head = await lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
-    const reads: ConfigReads = {
-      init: new Map(),
-      root: dir,
-      hookDirs: new Set(),
-      templateDirs: new Set(),
-      included: new Set(),
-    };
+    const reads = configReads(dir);
     await addConfig(out, label, join(dir, "config"), reads, true);
     await addConfig(out, label, join(dir, "config.worktree"), reads);
     // Its urls: never expected (relay runs no submodule command there, nor does an agent's turn).
@@ -599,9 +583,11 @@ async function addHead(
   const data = await readOrNull(path);
   const text = data === null ? "" : new TextDecoder().decode(data);
   out[label(path)] = /^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)
-    ? "a HEAD git takes"
+    ? HEAD_TAKEN
     : `${info.mode ?? ""}:${await sha256(data ?? new Uint8Array())}`;
 }
+
+const HEAD_TAKEN = "a HEAD git takes";
 
 /** What a path is, not what it holds: a folder, a file, or a link by its target. */
 async function addKind(
@@ -631,22 +617,24 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
-  const reads: ConfigReads = {
-    init: new Map(),
-    root: dirname(common),
-    hookDirs: new Set(),
-    templateDirs: new Set(),
-    included: new Set(),
-  };
+  const reads = configReads(dirname(common));
   await addConfig(out, label, join(common, "config"), reads, true);
   await addConfig(out, label, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
   await addHead(out, label, common);
   for (const name of ["objects", "refs"]) await addKind(out, label, join(common, name));
+  // Where git would look for the repository instead (written into a git folder, it sends git
+  // elsewhere).
+  await addTree(out, label, join(common, "commondir"));
+  // Each git folder once: the common one above, every worktree's, then any other the scope
+  // names (one registered elsewhere).
   const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
-  for (const name of await listDir(join(common, "worktrees"))) {
-    const dir = join(common, "worktrees", name);
+  const worktrees = (await listDir(join(common, "worktrees")))
+    .map((name) => join(common, "worktrees", name));
+  // What `git worktree add` writes to commondir, as addTree() records it (after the mode).
+  const usualCommondir = `:${await sha256("../..\n")}`;
+  for (const dir of new Set([...worktrees, ...[...scoped].filter((d) => d !== common)])) {
     await addHead(out, label, dir);
     await addConfig(out, label, join(dir, "config"), reads);
     await addConfig(out, label, join(dir, "config.worktree"), reads);
@@ -654,22 +642,14 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     await addTree(out, label, join(dir, "commondir"));
     // Another worktree than the turn's may come or go (an agent's helper isolating itself with
     // `git worktree add`, a prune) as git makes one: a HEAD git takes, the usual commondir.
-    if (!scoped.has(resolve(dir))) {
+    if (!scoped.has(dir)) {
       const head = label(join(dir, "HEAD"));
-      if (out[head] === "a HEAD git takes") out[head] = COMES_AND_GOES + out[head];
+      if (out[head] === HEAD_TAKEN) out[head] = COMES_AND_GOES + out[head];
       const commondir = label(join(dir, "commondir"));
-      const text = (await lstatOrNull(join(dir, "commondir")))?.isFile
-        ? new TextDecoder().decode(await readOrNull(join(dir, "commondir")) ?? new Uint8Array())
-        : null;
-      if (text === "../..\n" && out[commondir]) out[commondir] = COMES_AND_GOES + out[commondir];
+      if (out[commondir]?.endsWith(usualCommondir)) {
+        out[commondir] = COMES_AND_GOES + out[commondir];
+      }
     }
-  }
-  for (const gitDir of scope.gitDirs) {
-    await addConfig(out, label, join(gitDir, "config"), reads, resolve(gitDir) === common);
-    await addConfig(out, label, join(gitDir, "config.worktree"), reads);
-    // Where a linked worktree's git finds the repository (and so its config).
-    await addTree(out, label, join(gitDir, "commondir"));
-    await addHead(out, label, gitDir);
   }
   await addTree(out, label, join(common, "hooks"));
   await addSubmoduleGitDirs(out, label, join(common, "modules"));
@@ -701,7 +681,7 @@ export async function controlSnapshot(scope: ControlScope): Promise<string> {
   return await sha256(JSON.stringify(Object.keys(files).sort().map((k) => [k, files[k]])));
 }
 
-/** An init entry (see INIT_VALUE) that was not there before: no change. */
+/** An entry that may appear (an init line, another worktree's): where there was none, no change. */
 function appears(value: string | undefined): boolean {
   return (value?.startsWith(INIT_VALUE) || value?.startsWith(COMES_AND_GOES)) ?? false;
 }
@@ -760,7 +740,7 @@ export function globalGitConfigFiles(): string[] {
 }
 
 /** The user's ssh config (its Include files are not followed). */
-export function sshConfigFiles(): string[] {
+function sshConfigFiles(): string[] {
   const home = Deno.env.get("HOME");
   return home ? [join(home, ".ssh", "config")] : [];
 }

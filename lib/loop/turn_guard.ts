@@ -82,7 +82,7 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     .map(({ path }) => path);
   const files: Record<string, string> = {};
   // The hidden ones in one entry: a sparse checkout flags every file outside its cone (tens of
-  // thousands, nearly all absent: told by a look without a wait).
+  // thousands).
   const hiddenLines: string[] = [];
   for (
     const path of [...new Set([...changed, ...indexed])].filter((p) => p !== "").sort()
@@ -91,7 +91,9 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
     const full = join(primary.cwd, path);
     if (tag === undefined) files[path] = await fingerprint(full);
     else {
-      hiddenLines.push(`${tag} ${path} ${absent(full) ? "(deleted)" : await fingerprint(full)}`);
+      // Nearly all absent (a sparse checkout's): told by a look without a wait.
+      const print = lstatOrNull(full) === null ? "(deleted)" : await fingerprint(full);
+      hiddenLines.push(`${tag} ${path} ${print}`);
     }
   }
   if (hiddenLines.length) files[HIDDEN_FILES] = await sha256(hiddenLines.join("\n"));
@@ -100,16 +102,6 @@ export async function primaryFiles(primary: Git): Promise<Record<string, string>
 
 /** primaryFiles()' one entry for the files git is told not to look at. */
 export const HIDDEN_FILES = "(files git is told not to look at: assume-unchanged, skip-worktree)";
-
-/** Whether nothing is at `full` (a look without a wait). */
-function absent(full: string): boolean {
-  try {
-    Deno.lstatSync(full);
-    return false;
-  } catch (err) {
-    return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory;
-  }
-}
 
 /**
  * What a path of the primary tree's status holds, to compare before and after the turn: a

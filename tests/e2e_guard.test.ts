@@ -20,6 +20,7 @@ import {
   stateDir,
 } from "./helpers/scene.ts";
 import { Git } from "../lib/git/git.ts";
+import { sha256 } from "../lib/proc/hash.ts";
 import {
   changedControls,
   changedPrimaryFiles,
@@ -824,6 +825,60 @@ Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forge
   ]);
 });
 
+Deno.test("controlFiles() takes a file's hash from its last read only while nothing could have written it since: a record rewritten in place (same size, its time put back) or swapped for a copy is a change, a file written in the second of the look is read again", async () => {
+  await using temp = await tempDir("relay-guard-");
+  const common = join(temp.path, "repo", ".git");
+  const tasks = join(common, "relay", "tasks");
+  await Deno.mkdir(tasks, { recursive: true });
+  await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
+  const record = (n: number) => join(tasks, `${n}.json`);
+  for (const n of [1, 2, 3]) await Deno.writeTextFile(record(n), `{"verdict":"FAIL","n":${n}}\n`);
+  const scope = { commonDir: common, gitDirs: [common] };
+  // Written long enough ago that a later look may take their hashes from this one's reads.
+  await new Promise((r) => setTimeout(r, 2100));
+  const before = await controlFiles(scope);
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+  // 1: rewritten in place, the same size, its modification time put back as it was.
+  const { mtime, atime } = await Deno.stat(record(1));
+  await Deno.writeTextFile(record(1), `{"verdict":"PASS","n":1}\n`);
+  await Deno.utime(record(1), atime!, mtime!);
+  // 2: a copy with other content renamed over it, its time put back.
+  const { mtime: mtime2, atime: atime2 } = await Deno.stat(record(2));
+  await Deno.writeTextFile(join(tasks, "copy"), `{"verdict":"PASS","n":2}\n`);
+  await Deno.utime(join(tasks, "copy"), atime2!, mtime2!);
+  await Deno.rename(join(tasks, "copy"), record(2));
+  // 3: written just now, so read at every look: written again within its second, its time put
+  // back, it is still seen.
+  await Deno.writeTextFile(record(3), `{"verdict":"FAIL","n":3}\n`);
+  const fresh = await controlFiles(scope);
+  const stat3 = await Deno.stat(record(3));
+  await Deno.writeTextFile(record(3), `{"verdict":"PASS","n":3}\n`);
+  await Deno.utime(record(3), stat3.atime!, stat3.mtime!);
+  assert.deepEqual(changedControls(fresh, await controlFiles(scope)), [".git/relay/tasks/3.json"]);
+  // Looked at long after those writes (an agent's turn takes minutes), each is still a change.
+  await new Promise((r) => setTimeout(r, 2100));
+  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+    ".git/relay/tasks/1.json",
+    ".git/relay/tasks/2.json",
+    ".git/relay/tasks/3.json",
+  ]);
+});
+
+Deno.test("controlFiles() hashes a file the same whichever digest it takes: WebCrypto's for a few files, node:crypto's from a thousand", async () => {
+  await using temp = await tempDir("relay-guard-");
+  const common = join(temp.path, "repo", ".git");
+  const prs = join(common, "relay", "prs");
+  await Deno.mkdir(prs, { recursive: true });
+  await Deno.writeTextFile(join(prs, "task-1.json"), `{"state":"open"}\n`);
+  const scope = { commonDir: common, gitDirs: [common] };
+  const entry = async () => (await controlFiles(scope))[".git/relay/prs/task-1.json"];
+  const { mode } = await Deno.stat(join(prs, "task-1.json"));
+  const expected = `${mode}:${await sha256(`{"state":"open"}\n`)}`;
+  assert.equal(await entry(), expected);
+  for (let n = 2; n <= 1001; n++) Deno.writeTextFileSync(join(prs, `task-${n}.json`), `${n}\n`);
+  assert.equal(await entry(), expected);
+});
+
 Deno.test("controlFiles() sees a git folder git would no longer take (HEAD out of refs/, objects or refs replaced), not a branch switched or a HEAD detached", async () => {
   await using temp = await tempDir("relay-guard-");
   const dir = temp.path;
@@ -903,7 +958,7 @@ Deno.test("controlFiles() lets what git itself does in a turn pass: another work
   await Deno.mkdir(wt);
   const fifo = await new Deno.Command("mkfifo", { args: [join(wt, ".git")] }).output();
   assert.equal(fifo.code, 0);
-  assert.equal(await worktreeGitDir(wt), null);
+  assert.equal(worktreeGitDir(wt), null);
 });
 
 Deno.test("controlFiles() sees what steers git in the primary tree's submodules (checked out or not, nested, a name with a slash), not their objects or index; a named pipe is never read", async () => {

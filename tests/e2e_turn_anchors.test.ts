@@ -182,7 +182,7 @@ Deno.test("a turn abandoned before relay looked at it (relay close mid-turn) is 
   const worktree = join(scene.worktrees, "task-1");
   await scene.git(scene.work, ["worktree", "add", "--quiet", "-b", "task-1", worktree, "HEAD"]);
   const before = await scene.out(["rev-parse", "HEAD"], worktree);
-  const turn = await markTurn(common, (await worktreeGitDir(worktree))!, "task-1");
+  const turn = await markTurn(common, (worktreeGitDir(worktree))!, "task-1");
   await scene.git(worktree, ["checkout", "--quiet", "--detach"]);
   await scene.git(worktree, ["commit", "--quiet", "--allow-empty", "-m", "on no branch"]);
   const commit = await scene.out(["rev-parse", "HEAD"], worktree);

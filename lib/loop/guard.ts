@@ -9,7 +9,7 @@
  * hook or filter would turn into the agent's program.
  */
 import { dirname, isAbsolute, join, relative, resolve } from "../path.ts";
-import { sha256 } from "../proc/hash.ts";
+import { sha256, syncHash } from "../proc/hash.ts";
 
 export interface ControlScope {
   /** The common git dir (`.git` of the primary tree). */
@@ -40,18 +40,24 @@ const INFO_SKIP = (name: string) => !INFO_READ.has(name);
  */
 const TIMELINE_SKIP = (name: string) => name.endsWith(".events.jsonl");
 
+/** A path resolve() would change: an empty, `.` or `..` segment, or a trailing slash. */
+const ODD_SEGMENT = /\/\/|(?:^|\/)\.\.?(?:\/|$)|.\/$/;
+
 /** Label for a path in a HOLD message: `.git/config` for files of the repository, else absolute. */
 function labeler(commonDir: string): (path: string) => string {
   const base = dirname(resolve(commonDir));
+  const under = base === "/" ? "/" : `${base}/`;
   return (path: string) => {
+    // Most paths are ones join() made under the repository: already what resolve() would give.
+    if (path.startsWith(under) && !ODD_SEGMENT.test(path)) return path.slice(under.length);
     const rel = relative(base, resolve(path));
     return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : resolve(path);
   };
 }
 
-async function readOrNull(path: string): Promise<Uint8Array | null> {
+function readOrNull(path: string): Uint8Array | null {
   try {
-    return await Deno.readFile(path);
+    return Deno.readFileSync(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
       return null;
@@ -68,9 +74,9 @@ async function readOrNull(path: string): Promise<Uint8Array | null> {
  * made unsearchable during the turn) is an entry of its own, neither file, folder nor link:
  * so it shows as a change, never as an error that ends the look before it compares anything.
  */
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    return await Deno.lstat(path);
+    return Deno.lstatSync(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
       return null;
@@ -80,10 +86,19 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-/** A link's target, or why it could not be read (gone since the look). */
-async function readLinkOr(path: string): Promise<string> {
+/** A path's stat (through links), null when it cannot be had. */
+function statOrNull(path: string): Deno.FileInfo | null {
   try {
-    return await Deno.readLink(path);
+    return Deno.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** A link's target, or why it could not be read (gone since the look). */
+function readLinkOr(path: string): string {
+  try {
+    return Deno.readLinkSync(path);
   } catch (err) {
     return `(unreadable: ${(err as Error).name})`;
   }
@@ -95,6 +110,91 @@ const UNREADABLE = {
   isSymlink: false,
   mode: null,
 } as unknown as Deno.FileInfo;
+
+/** One look (controlFiles()) as it goes, by the `out` map it fills. */
+interface Look {
+  /** Date.now() when it began. */
+  began: number;
+  /** The content hashes it asked for, taken together when it ends (settle()). */
+  digests: Digest[];
+}
+
+interface Digest {
+  key: string;
+  prefix: string;
+  data: Uint8Array | string;
+  /** A file's path and stamp (stampOf), to remember its hash by (lastRead). */
+  read?: { path: string; stamp: string };
+}
+
+const looks = new WeakMap<Record<string, string>, Look>();
+
+function lookOf(out: Record<string, string>): Look {
+  const look = looks.get(out);
+  if (!look) throw new Error("guard: an entry added outside controlFiles()");
+  return look;
+}
+
+/** `out[key]` becomes `prefix` and the hash of `data` once the look settles. */
+function digestInto(
+  out: Record<string, string>,
+  key: string,
+  prefix: string,
+  data: Uint8Array | string,
+  read?: Digest["read"],
+): void {
+  out[key] = prefix;
+  lookOf(out).digests.push({ key, prefix, data, ...(read ? { read } : {}) });
+}
+
+/**
+ * From this many digests in one look, node:crypto's (a microsecond or two each, after a load of
+ * 15–25 ms) costs less than WebCrypto's, which answers each on another thread (15 µs or more
+ * each, even all at once): a repository with thousands of task records.
+ */
+const SYNC_DIGESTS_FROM = 1000;
+
+/** Fills in every digest asked for in `out`. */
+async function settle(out: Record<string, string>): Promise<void> {
+  const { digests } = lookOf(out);
+  looks.delete(out);
+  // The last asked for a key, unless the key was set since by other than a digest.
+  const last = new Map(digests.map((d) => [d.key, d]));
+  const stands = [...last.values()].filter((d) => out[d.key] === d.prefix);
+  let hashes: string[];
+  if (stands.length >= SYNC_DIGESTS_FROM) {
+    const hash = await syncHash();
+    hashes = stands.map((d) => hash.data(d.data));
+  } else hashes = await Promise.all(stands.map((d) => sha256(d.data)));
+  stands.forEach((d, i) => {
+    out[d.key] = d.prefix + hashes[i];
+    if (d.read) lastRead.set(d.read.path, { stamp: d.read.stamp, hash: hashes[i]! });
+  });
+}
+
+/**
+ * A file's hash as this process last read it, by path, with its stamp then (stampOf): a later
+ * look whose lstat gives the same stamp takes the hash again without reading the file. A
+ * relay with thousands of task records reads each once a tick, not before and after each turn.
+ */
+const lastRead = new Map<string, { stamp: string; hash: string }>();
+
+/**
+ * What lstat says of a file that only a change of its content could make otherwise: its
+ * device and inode, size, mode, modification time and change time. Null, so never taken from
+ * lastRead, unless the change time is two seconds or more before the look began. A program may
+ * set the modification time back, never the change time, which every write moves to the time
+ * of the write; Deno gives it to the second, so a file written in the second of the look (or
+ * the one before, allowing for the file system's coarser clock) could be written again in that
+ * second with nothing in its stamp to show it. Git's index has the same rule ("racy git").
+ */
+function stampOf(info: Deno.FileInfo, began: number): string | null {
+  const ctime = info.ctime?.getTime();
+  const mtime = info.mtime?.getTime();
+  if (ctime === undefined || mtime === undefined || info.ino === null) return null;
+  if (ctime > began - 2000) return null;
+  return `${info.dev}:${info.ino}:${info.size}:${info.mode}:${mtime}:${ctime}`;
+}
 
 /**
  * A git config file as the guard compares it: `rest`, the text compared whole, and `init`, the
@@ -231,20 +331,20 @@ async function addTree(
   path: string,
   skip: (name: string) => boolean = () => false,
 ): Promise<void> {
-  const info = await lstatOrNull(path);
+  const info = lstatOrNull(path);
   if (!info) return;
   if (info === UNREADABLE) {
     out[label(path)] = "(unreadable)";
     return;
   }
   if (info.isSymlink) {
-    out[label(path)] = await linkEntry(path);
+    linkEntry(out, label(path), path);
     return;
   }
   if (info.isDirectory) {
     let names: string[];
     try {
-      names = await readDirNames(path);
+      names = readDirNames(path);
     } catch (err) {
       out[label(path)] = `${info.mode ?? ""}:(unreadable folder: ${(err as Error).name})`;
       return;
@@ -259,8 +359,15 @@ async function addTree(
     out[label(path)] = `${info.mode ?? ""}:(not a file)`;
     return;
   }
-  const data = await readOrNull(path);
-  if (data !== null) out[label(path)] = `${info.mode ?? ""}:${await sha256(data)}`;
+  const stamp = stampOf(info, lookOf(out).began);
+  const known = stamp === null ? undefined : lastRead.get(path);
+  if (known !== undefined && known.stamp === stamp) {
+    out[label(path)] = `${info.mode ?? ""}:${known.hash}`;
+    return;
+  }
+  const data = readOrNull(path);
+  if (data === null) return;
+  digestInto(out, label(path), `${info.mode ?? ""}:`, data, stamp ? { path, stamp } : undefined);
 }
 
 /**
@@ -268,12 +375,13 @@ async function addTree(
  * hook kept elsewhere (a dotfiles manager's link) is edited there. A folder or anything else
  * it names is not followed.
  */
-async function linkEntry(path: string): Promise<string> {
-  const target = await readLinkOr(path);
-  const info = await Deno.stat(path).catch(() => null);
-  if (!info?.isFile) return `symlink -> ${target}`;
-  const data = await readOrNull(path);
-  return `symlink -> ${target}: ${info.mode ?? ""}:${data === null ? "" : await sha256(data)}`;
+function linkEntry(out: Record<string, string>, key: string, path: string): void {
+  const target = readLinkOr(path);
+  const info = statOrNull(path);
+  const data = info?.isFile ? readOrNull(path) : null;
+  if (!info?.isFile) out[key] = `symlink -> ${target}`;
+  else if (data === null) out[key] = `symlink -> ${target}: ${info.mode ?? ""}:`;
+  else digestInto(out, key, `symlink -> ${target}: ${info.mode ?? ""}:`, data);
 }
 
 /** What the config files of one repository say beyond their text, gathered as they are read. */
@@ -316,29 +424,28 @@ async function addConfig(
   /** The files that included this one, outermost first (an include's target). */
   includedBy: readonly string[] = [],
 ): Promise<void> {
-  const info = await lstatOrNull(path);
+  const info = lstatOrNull(path);
   if (!info) return;
   // A link to a file (a dotfiles manager's) is read through: git reads and writes the file it
   // names. Anything else that is no file is recorded as what it is; an include's target is
   // never walked (it may name a whole home folder).
-  const link = info.isSymlink && (await Deno.stat(path).catch(() => null))?.isFile
-    ? `symlink -> ${await readLinkOr(path)}: `
-    : "";
+  const link = info.isSymlink && statOrNull(path)?.isFile ? `symlink -> ${readLinkOr(path)}: ` : "";
   if (!info.isFile && !link) {
-    return includedBy.length ? await addKind(out, label, path) : await addTree(out, label, path);
+    if (includedBy.length) return addKind(out, label, path);
+    return await addTree(out, label, path);
   }
-  const data = await readOrNull(path);
+  const data = readOrNull(path);
   if (data === null) return;
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
   } catch {
     // Not UTF-8: its bytes, compared whole (decoding would make two different bytes one U+FFFD).
-    out[label(path)] = link + await sha256(data);
+    digestInto(out, label(path), link, data);
     return;
   }
   const compared = comparedConfig(text, { initLines });
-  out[label(path)] = link + await sha256(compared.rest);
+  digestInto(out, label(path), link, compared.rest);
   // What it includes, whatever the condition: git reads those files as part of this one (ten
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
   const named = namedPaths(text, path, reads.root);
@@ -442,12 +549,12 @@ async function addHookDir(
   label: (p: string) => string,
   dir: string,
 ): Promise<void> {
-  const names = await listDir(dir);
+  const names = listDir(dir);
   const many = names.length > 200;
   for (const name of names) {
     if (many && !HOOK_NAMES.has(name)) continue;
     const path = join(dir, name);
-    const info = await lstatOrNull(path);
+    const info = lstatOrNull(path);
     if (info && !info.isDirectory) await addTree(out, label, path);
   }
 }
@@ -528,12 +635,12 @@ async function addSubmoduleGitDirs(
 ): Promise<void> {
   // Anything but a folder is recorded as it is (a symlink by its target, never followed): a
   // git folder linked in from elsewhere shows up as the link.
-  const info = await lstatOrNull(dir);
+  const info = lstatOrNull(dir);
   if (!info) return;
   if (!info.isDirectory) return await addTree(out, label, dir);
   // A git folder has a HEAD that is not a folder (git takes a symlink too; a folder named
   // HEAD is a submodule's name).
-  const head = await lstatOrNull(join(dir, "HEAD"));
+  const head = lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
     const reads = configReads(dir);
@@ -547,21 +654,21 @@ async function addSubmoduleGitDirs(
     await addTree(out, label, join(dir, "info"), INFO_SKIP);
     return await addSubmoduleGitDirs(out, label, join(dir, "modules"));
   }
-  for (const name of await listDir(dir)) await addSubmoduleGitDirs(out, label, join(dir, name));
+  for (const name of listDir(dir)) await addSubmoduleGitDirs(out, label, join(dir, name));
 }
 
 /** A folder's entries, sorted; none when it cannot be read (what was in it then shows as gone). */
-async function listDir(path: string): Promise<string[]> {
+function listDir(path: string): string[] {
   try {
-    return await readDirNames(path);
+    return readDirNames(path);
   } catch {
     return [];
   }
 }
 
-async function readDirNames(path: string): Promise<string[]> {
+function readDirNames(path: string): string[] {
   const names: string[] = [];
-  for await (const entry of Deno.readDir(path)) names.push(entry.name);
+  for (const entry of Deno.readDirSync(path)) names.push(entry.name);
   return names.sort();
 }
 
@@ -577,31 +684,31 @@ async function addHead(
   gitDir: string,
 ): Promise<void> {
   const path = join(gitDir, "HEAD");
-  const info = await lstatOrNull(path);
+  const info = lstatOrNull(path);
   if (!info) return;
   if (!info.isFile) return await addTree(out, label, path);
-  const data = await readOrNull(path);
+  const data = readOrNull(path);
   const text = data === null ? "" : new TextDecoder().decode(data);
-  out[label(path)] = /^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)
-    ? HEAD_TAKEN
-    : `${info.mode ?? ""}:${await sha256(data ?? new Uint8Array())}`;
+  if (/^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)) {
+    out[label(path)] = HEAD_TAKEN;
+  } else digestInto(out, label(path), `${info.mode ?? ""}:`, data ?? new Uint8Array());
 }
 
 const HEAD_TAKEN = "a HEAD git takes";
 
 /** What a path is, not what it holds: a folder, a file, or a link by its target. */
-async function addKind(
+function addKind(
   out: Record<string, string>,
   label: (p: string) => string,
   path: string,
-): Promise<void> {
-  const info = await lstatOrNull(path);
+): void {
+  const info = lstatOrNull(path);
   if (!info) return;
   // With its mode: git takes a folder it may not search (chmod a-x) for none.
   out[label(path)] = info === UNREADABLE
     ? "(unreadable)"
     : info.isSymlink
-    ? `symlink -> ${await readLinkOr(path)}`
+    ? `symlink -> ${readLinkOr(path)}`
     : info.isDirectory
     ? `${info.mode ?? ""}:(a folder)`
     : `${info.mode ?? ""}:(not a folder)`;
@@ -617,23 +724,25 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
+  looks.set(out, { began: Date.now(), digests: [] });
   const reads = configReads(dirname(common));
   await addConfig(out, label, join(common, "config"), reads, true);
   await addConfig(out, label, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
   await addHead(out, label, common);
-  for (const name of ["objects", "refs"]) await addKind(out, label, join(common, name));
+  for (const name of ["objects", "refs"]) addKind(out, label, join(common, name));
   // Where git would look for the repository instead (written into a git folder, it sends git
   // elsewhere).
   await addTree(out, label, join(common, "commondir"));
   // Each git folder once: the common one above, every worktree's, then any other the scope
   // names (one registered elsewhere).
   const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
-  const worktrees = (await listDir(join(common, "worktrees")))
+  const worktrees = (listDir(join(common, "worktrees")))
     .map((name) => join(common, "worktrees", name));
   // What `git worktree add` writes to commondir, as addTree() records it (after the mode).
   const usualCommondir = `:${await sha256("../..\n")}`;
+  const others: string[] = [];
   for (const dir of new Set([...worktrees, ...[...scoped].filter((d) => d !== common)])) {
     await addHead(out, label, dir);
     await addConfig(out, label, join(dir, "config"), reads);
@@ -645,10 +754,7 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
     if (!scoped.has(dir)) {
       const head = label(join(dir, "HEAD"));
       if (out[head] === HEAD_TAKEN) out[head] = COMES_AND_GOES + out[head];
-      const commondir = label(join(dir, "commondir"));
-      if (out[commondir]?.endsWith(usualCommondir)) {
-        out[commondir] = COMES_AND_GOES + out[commondir];
-      }
+      others.push(label(join(dir, "commondir")));
     }
   }
   await addTree(out, label, join(common, "hooks"));
@@ -664,14 +770,16 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   // What strict mode trusts: a probe an agent wrote would pass a changed program.
   await addTree(out, label, join(relay, "probes.json"));
   // A run folder that appears (or goes) during a turn was not made by relay.
-  out[`${label(join(relay, "runs"))}/`] = await sha256(
-    (await listDir(join(relay, "runs"))).join("\n"),
-  );
+  digestInto(out, `${label(join(relay, "runs"))}/`, "", listDir(join(relay, "runs")).join("\n"));
   if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
   for (const file of scope.files ?? []) await addTree(out, label, file);
   for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
   addInitLines(out, reads.init, true);
   await addNamedHooks(out, label, reads);
+  await settle(out);
+  for (const commondir of others) {
+    if (out[commondir]?.endsWith(usualCommondir)) out[commondir] = COMES_AND_GOES + out[commondir];
+  }
   return out;
 }
 
@@ -700,16 +808,16 @@ async function addRefValue(
   ref: string,
 ): Promise<void> {
   const loose = join(common, ...ref.split("/"));
-  const info = await lstatOrNull(loose);
+  const info = lstatOrNull(loose);
   if (info && !info.isFile) return await addTree(out, label, loose);
   if (info) {
-    const data = await readOrNull(loose);
+    const data = readOrNull(loose);
     out[label(loose)] = `ref ${new TextDecoder().decode(data ?? new Uint8Array()).trim()}`;
     return;
   }
   const packed = join(common, "packed-refs");
-  if (!(await lstatOrNull(packed))?.isFile) return;
-  const text = new TextDecoder().decode(await readOrNull(packed) ?? new Uint8Array());
+  if (!(lstatOrNull(packed))?.isFile) return;
+  const text = new TextDecoder().decode(readOrNull(packed) ?? new Uint8Array());
   const line = text.split("\n").find((l) => l.endsWith(` ${ref}`));
   if (line) out[label(loose)] = `ref ${line.slice(0, line.indexOf(" "))}`;
 }
@@ -746,10 +854,10 @@ function sshConfigFiles(): string[] {
 }
 
 /** The git dir a linked worktree's `.git` file points at, or null. */
-export async function worktreeGitDir(worktree: string): Promise<string | null> {
+export function worktreeGitDir(worktree: string): string | null {
   // Only a regular file is read (a named pipe would never end).
-  if (!(await lstatOrNull(join(worktree, ".git")))?.isFile) return null;
-  const data = await readOrNull(join(worktree, ".git"));
+  if (!(lstatOrNull(join(worktree, ".git")))?.isFile) return null;
+  const data = readOrNull(join(worktree, ".git"));
   if (data === null) return null;
   const match = /^gitdir:\s*(.+?)\s*$/m.exec(new TextDecoder().decode(data));
   if (!match?.[1]) return null;
@@ -766,9 +874,9 @@ export interface RemoteLogMark {
 
 async function reflogFiles(dir: string, prefix = ""): Promise<string[]> {
   const out: string[] = [];
-  for (const name of await listDir(dir)) {
+  for (const name of listDir(dir)) {
     const path = join(dir, name);
-    const info = await lstatOrNull(path);
+    const info = lstatOrNull(path);
     if (info?.isDirectory) out.push(...await reflogFiles(path, `${prefix}${name}/`));
     else if (info?.isFile) out.push(`${prefix}${name}`);
   }
@@ -779,7 +887,7 @@ export async function markRemoteLogs(commonDir: string, remote: string): Promise
   const dir = join(commonDir, "logs", "refs", "remotes", remote);
   const sizes: Record<string, number> = {};
   for (const rel of await reflogFiles(dir)) {
-    const info = await lstatOrNull(join(dir, rel));
+    const info = lstatOrNull(join(dir, rel));
     if (info) sizes[rel] = info.size;
   }
   return { since: Math.floor(Date.now() / 1000), sizes };
@@ -807,7 +915,7 @@ export async function pushesSince(
   const dir = join(commonDir, "logs", "refs", "remotes", remote);
   const pushes: Push[] = [];
   for (const rel of await reflogFiles(dir)) {
-    const data = await readOrNull(join(dir, rel));
+    const data = readOrNull(join(dir, rel));
     if (data === null) continue;
     const start = mark.sizes[rel] ?? 0;
     // A reflog that shrank was rewritten (reflog expire): judge its lines by their time instead.
@@ -826,14 +934,14 @@ export async function pushesSince(
 }
 
 /** The control scope of an executor attempt: the repository, its task worktree, the operator profile. */
-export async function executorScope(opts: {
+export function executorScope(opts: {
   commonDir: string;
   gitDir: string;
   worktree: string;
   runDir: string;
   profilePath: string;
-}): Promise<ControlScope> {
-  const wtGitDir = await worktreeGitDir(opts.worktree);
+}): ControlScope {
+  const wtGitDir = worktreeGitDir(opts.worktree);
   return {
     commonDir: opts.commonDir,
     gitDirs: [opts.gitDir, ...(wtGitDir ? [wtGitDir] : [])],

@@ -310,7 +310,7 @@ async function requireUntouchedControls(
   // copies of the agent's report and paperwork.
   if (!run.control || run.guarded || stepIndex(run.step) >= stepIndex("committed")) return;
   const now = await controlFiles(
-    await executorScope({
+    executorScope({
       commonDir: ctx.repo.commonDir,
       gitDir: ctx.repo.gitDir,
       worktree: run.worktree,

@@ -336,10 +336,10 @@ export async function unreachable(git: Git, shas: readonly string[]): Promise<st
  * The reflog mark of a journaled executor turn. A journal written before relay
  * marked reflogs reads them by time, from when its agent started.
  */
-export async function journalMark(commonDir: string, journal: Journal): Promise<TurnMark> {
+export function journalMark(commonDir: string, journal: Journal): TurnMark {
   if (journal.turn) return journal.turn;
   return {
-    gitDir: (await worktreeGitDir(journal.worktree)) ??
+    gitDir: worktreeGitDir(journal.worktree) ??
       join(commonDir, "worktrees", basename(journal.worktree)),
     headLog: Number.MAX_SAFE_INTEGER,
     branchLog: Number.MAX_SAFE_INTEGER,
@@ -357,7 +357,7 @@ export async function anchorAbandonedTurn(commonDir: string, journal: Journal): 
   if (stepIndex(journal.step) >= stepIndex("committed")) return [];
   const prefix = turnAnchorPrefix(journal.task, journal.runId);
   if ((await anchorsFromFiles(commonDir, prefix)).size > 0) return [];
-  const mark = await journalMark(commonDir, journal);
+  const mark = journalMark(commonDir, journal);
   const commits = await turnCommits(commonDir, mark, journal.branch, [journal.before]);
   return await anchorWithoutGit(commonDir, prefix, commits);
 }

@@ -225,7 +225,7 @@ export async function checkAgentStayedInBounds(
     ? changedControls(
       journal.control,
       await controlFiles(
-        await executorScope({
+        executorScope({
           commonDir: tick.repo.commonDir,
           gitDir: tick.repo.gitDir,
           worktree: journal.worktree,
@@ -283,7 +283,7 @@ export async function checkAgentStayedInBounds(
     // A merge left half done (conflicts and all): committing the leftovers would make it a
     // merge commit with the conflict markers in it. Git's index lock, left by a git command of
     // the turn stopped mid-write: every git command that writes the index fails, each tick.
-    const wtGitDir = await worktreeGitDir(journal.worktree);
+    const wtGitDir = worktreeGitDir(journal.worktree);
     const unfinished = wtGitDir === null ? null : await unfinishedGit(wtGitDir);
     if (unfinished !== null) {
       problems.push(`in the worktree, ${unfinished}`);
@@ -367,7 +367,7 @@ export async function markWorktree(
   worktree: string,
   branch: string,
 ): Promise<Pick<Journal, "turn">> {
-  const gitDir = await worktreeGitDir(worktree);
+  const gitDir = worktreeGitDir(worktree);
   return gitDir ? { turn: await markTurn(tick.repo.commonDir, gitDir, branch) } : {};
 }
 
@@ -385,7 +385,7 @@ async function anchorTurn(
   gitAllowed: boolean,
 ): Promise<string[]> {
   const common = tick.repo.commonDir;
-  const mark = await journalMark(common, journal);
+  const mark = journalMark(common, journal);
   const prefix = turnAnchorPrefix(journal.task, journal.runId);
   const commits = await turnCommits(common, mark, journal.branch, [journal.before]);
   return gitAllowed

@@ -121,7 +121,7 @@ export async function ensureWorktree(
     // What git left unfinished first: a rebase in progress also leaves HEAD detached, and
     // "switch back" is advice git refuses then. An agent started on any of it would commit the
     // conflict, or fail on the lock, attempt after attempt.
-    const gitDir = await worktreeGitDir(path);
+    const gitDir = worktreeGitDir(path);
     const unfinished = gitDir === null ? null : await unfinishedGit(gitDir);
     if (unfinished !== null) throw unfinishedHold(path, unfinished);
     if (here.branch !== branch) {
@@ -240,7 +240,7 @@ export async function conflictedFiles(wt: Git): Promise<string[]> {
  * an edit stays invisible). Null when there is none.
  */
 export async function hiddenState(wt: Git): Promise<string | null> {
-  const gitDir = await worktreeGitDir(wt.cwd);
+  const gitDir = worktreeGitDir(wt.cwd);
   if (gitDir === null) return "no .git file naming its git folder";
   const op = operationInProgress(gitDir);
   if (op !== null) return `${op} is in progress`;
@@ -347,7 +347,7 @@ export async function moveWorktreeWithSubmodules(
   to: string,
 ): Promise<{ said: string } | null> {
   const renamed = !(await exists(from)) && await exists(to);
-  const admin = await worktreeGitDir(renamed ? to : from);
+  const admin = worktreeGitDir(renamed ? to : from);
   if (admin === null) return null;
   // git writes a submodule's core.worktree from the real path: the old place as git saw it.
   const real = realPathSoFar(from);

@@ -58,6 +58,8 @@ export interface SyncHash {
   file(path: string, size: number): string;
   /** A string's UTF-8 bytes, as sha256. */
   text(text: string): string;
+  /** Bytes, or a string's UTF-8 bytes, as sha256. */
+  data(data: Uint8Array | string): string;
 }
 
 /**
@@ -80,5 +82,6 @@ export async function syncHash(): Promise<SyncHash> {
       return hash.digest("hex");
     },
     text: (text) => createHash("sha256").update(text).digest("hex"),
+    data: (data) => createHash("sha256").update(data).digest("hex"),
   };
 }

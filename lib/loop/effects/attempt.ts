@@ -228,7 +228,7 @@ export async function prepareAttempt(
       if (notes.length) await Deno.writeTextFile(join(runDir, NOTES_FILE), JSON.stringify(notes));
     }
 
-    const scope = await executorScope({
+    const scope = executorScope({
       commonDir: tick.repo.commonDir,
       gitDir: tick.repo.gitDir,
       worktree,

@@ -160,7 +160,7 @@ export async function refsOf(primary: Git): Promise<string> {
  * unreadable, another ref backend), and the caller asks git.
  */
 export async function detachedHead(worktree: string): Promise<string | null> {
-  const gitDir = await worktreeGitDir(worktree);
+  const gitDir = worktreeGitDir(worktree);
   if (gitDir === null) return null;
   const text = await Deno.readTextFile(join(gitDir, "HEAD")).catch(() => "");
   const id = text.replace(/\n$/, "");
@@ -174,7 +174,7 @@ export async function detachedHead(worktree: string): Promise<string | null> {
  * the caller asks git for the list).
  */
 async function registeredAt(commonDir: string, path: string): Promise<boolean> {
-  const gitDir = await worktreeGitDir(path);
+  const gitDir = worktreeGitDir(path);
   if (gitDir === null || resolve(dirname(gitDir)) !== resolve(commonDir, "worktrees")) {
     return false;
   }

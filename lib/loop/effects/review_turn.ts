@@ -134,7 +134,7 @@ export async function runReview(
     // What the executor may not touch, the reviewer may not either: git's control files,
     // relay's records, the operator profile — and no push through the remote's name.
     // The run folder is left out: the reviewer may write its verdict there.
-    const { runDir: _own, ...scope }: ControlScope = await executorScope({
+    const { runDir: _own, ...scope }: ControlScope = executorScope({
       commonDir: tick.repo.commonDir,
       gitDir: tick.repo.gitDir,
       worktree,
@@ -149,7 +149,7 @@ export async function runReview(
     const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
     const headMark = await markTurn(
       tick.repo.commonDir,
-      (await worktreeGitDir(worktree)) ??
+      worktreeGitDir(worktree) ??
         join(tick.repo.commonDir, "worktrees", basename(worktree)),
       null,
     );

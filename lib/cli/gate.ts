@@ -118,7 +118,7 @@ async function guessChecks(
   if (config.forge !== "plain" || config.machines !== "one") return undefined;
   try {
     const { openPlainPrs } = await import("../forge/plain_executor.ts");
-    const open = await openPlainPrs(statePaths(commonDir).prs);
+    const open = openPlainPrs(statePaths(commonDir).prs);
     if (open.length !== 1) return undefined;
     const base = readRefFile(commonDir, `refs/remotes/${config.remote}/${config.main}`);
     const head = readRefFile(commonDir, `refs/remotes/${config.remote}/${open[0]!.branch}`);

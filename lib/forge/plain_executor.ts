@@ -6,7 +6,7 @@
 import { join } from "../path.ts";
 import type { Git } from "../git/git.ts";
 import { branchPushHold, classifyPush, pushRetry } from "../git/push_outcome.ts";
-import { readJson, writeJson } from "../state/json_file.ts";
+import { readJson, readJsonSync, writeJson } from "../state/json_file.ts";
 import type { ExecutorForge, OpenPrRequest, PrRef } from "./types.ts";
 import { RemoteRecords } from "./remote_records.ts";
 
@@ -21,18 +21,20 @@ export interface PlainPrRecord extends PrRef {
   mergedBy?: "relay";
 }
 
-/** The open PR records, by file name; none when the folder does not exist yet. */
-export async function openPlainPrs(prsDir: string): Promise<PlainPrRecord[]> {
-  // Deno.readDir, not node:fs/promises: loading that module costs ~50 ms on its own.
+/**
+ * The open PR records, by file name; none when the folder does not exist yet. Read without a
+ * wait: a repository keeps one record for each task it ever ran, and every tick reads them all.
+ */
+export function openPlainPrs(prsDir: string): PlainPrRecord[] {
   const names: string[] = [];
   try {
-    for await (const entry of Deno.readDir(prsDir)) names.push(entry.name);
+    for (const entry of Deno.readDirSync(prsDir)) names.push(entry.name);
   } catch {
     return [];
   }
   const open: PlainPrRecord[] = [];
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
-    const record = await readJson<PlainPrRecord>(join(prsDir, name));
+    const record = readJsonSync<PlainPrRecord>(join(prsDir, name));
     if (record?.state === "open") open.push(record);
   }
   return open;
@@ -46,7 +48,7 @@ export async function openPrRecords(
   prsDir: string,
   split?: { git: Git; remote: string },
 ): Promise<PlainPrRecord[]> {
-  if (!split) return await openPlainPrs(prsDir);
+  if (!split) return openPlainPrs(prsDir);
   const records = await new RemoteRecords(split.git, split.remote).list();
   return records.filter((r) => r.state === "open");
 }
@@ -83,7 +85,7 @@ export class PlainExecutorForge implements ExecutorForge {
   async listOpen(): Promise<PrRef[]> {
     const records = this.records
       ? (await this.records.list()).filter((r) => r.state === "open")
-      : await openPlainPrs(this.prsDir);
+      : openPlainPrs(this.prsDir);
     return records.map((r) => ({
       id: r.id,
       branch: r.branch,

@@ -63,7 +63,7 @@ export class PlainPlannerForge implements PlannerForge {
     if (this.records) {
       return (await this.records.list()).filter((r) => r.state === "open").map(toStatus);
     }
-    return (await openPlainPrs(this.prsDir)).map(toStatus);
+    return openPlainPrs(this.prsDir).map(toStatus);
   }
 
   async merge(pr: PrStatus, head: string, message: string, gatedBase?: string) {

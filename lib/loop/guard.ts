@@ -325,12 +325,12 @@ const MAY_APPEAR = " (git config, set by submodule init)";
 const INIT_VALUE = "\0init\n";
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
-async function addTree(
+function addTree(
   out: Record<string, string>,
   label: (p: string) => string,
   path: string,
   skip: (name: string) => boolean = () => false,
-): Promise<void> {
+): void {
   const info = lstatOrNull(path);
   if (!info) return;
   if (info === UNREADABLE) {
@@ -350,7 +350,7 @@ async function addTree(
       return;
     }
     for (const name of names) {
-      if (!skip(name)) await addTree(out, label, join(path, name));
+      if (!skip(name)) addTree(out, label, join(path, name));
     }
     return;
   }
@@ -414,7 +414,7 @@ function configReads(root: string): ConfigReads {
 }
 
 /** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
-async function addConfig(
+function addConfig(
   out: Record<string, string>,
   label: (p: string) => string,
   path: string,
@@ -423,7 +423,7 @@ async function addConfig(
   initLines = false,
   /** The files that included this one, outermost first (an include's target). */
   includedBy: readonly string[] = [],
-): Promise<void> {
+): void {
   const info = lstatOrNull(path);
   if (!info) return;
   // A link to a file (a dotfiles manager's) is read through: git reads and writes the file it
@@ -432,7 +432,7 @@ async function addConfig(
   const link = info.isSymlink && statOrNull(path)?.isFile ? `symlink -> ${readLinkOr(path)}: ` : "";
   if (!info.isFile && !link) {
     if (includedBy.length) return addKind(out, label, path);
-    return await addTree(out, label, path);
+    return addTree(out, label, path);
   }
   const data = readOrNull(path);
   if (data === null) return;
@@ -455,7 +455,7 @@ async function addConfig(
       // be walked along every chain ten deep.
       if (target === path || includedBy.includes(target) || reads.included.has(target)) continue;
       reads.included.add(target);
-      await addConfig(out, label, target, reads, false, [...includedBy, path]);
+      addConfig(out, label, target, reads, false, [...includedBy, path]);
     }
   }
   for (const [key, value] of Object.entries(compared.init)) {
@@ -544,32 +544,32 @@ function configValue(raw: string): string {
  * not in its subfolders (a hook's helper script sits beside it); in a folder of more than 200
  * entries (a hooksPath of the whole tree), only the files named as git's hooks.
  */
-async function addHookDir(
+function addHookDir(
   out: Record<string, string>,
   label: (p: string) => string,
   dir: string,
-): Promise<void> {
+): void {
   const names = listDir(dir);
   const many = names.length > 200;
   for (const name of names) {
     if (many && !HOOK_NAMES.has(name)) continue;
     const path = join(dir, name);
     const info = lstatOrNull(path);
-    if (info && !info.isDirectory) await addTree(out, label, path);
+    if (info && !info.isDirectory) addTree(out, label, path);
   }
 }
 
 /** The hook and template folders the configs named: a template's config, info/ and hooks/. */
-async function addNamedHooks(
+function addNamedHooks(
   out: Record<string, string>,
   label: (p: string) => string,
   reads: ConfigReads,
-): Promise<void> {
-  for (const dir of reads.hookDirs) await addHookDir(out, label, dir);
+): void {
+  for (const dir of reads.hookDirs) addHookDir(out, label, dir);
   for (const dir of reads.templateDirs) {
-    await addTree(out, label, join(dir, "config"));
-    await addHookDir(out, label, join(dir, "info"));
-    await addHookDir(out, label, join(dir, "hooks"));
+    addTree(out, label, join(dir, "config"));
+    addHookDir(out, label, join(dir, "info"));
+    addHookDir(out, label, join(dir, "hooks"));
   }
 }
 
@@ -628,33 +628,33 @@ function addInitLines(
  * index are not read: an agent's own submodules are under its worktree's git folder
  * (`worktrees/<name>/modules/`), never here.
  */
-async function addSubmoduleGitDirs(
+function addSubmoduleGitDirs(
   out: Record<string, string>,
   label: (p: string) => string,
   dir: string,
-): Promise<void> {
+): void {
   // Anything but a folder is recorded as it is (a symlink by its target, never followed): a
   // git folder linked in from elsewhere shows up as the link.
   const info = lstatOrNull(dir);
   if (!info) return;
-  if (!info.isDirectory) return await addTree(out, label, dir);
+  if (!info.isDirectory) return addTree(out, label, dir);
   // A git folder has a HEAD that is not a folder (git takes a symlink too; a folder named
   // HEAD is a submodule's name).
   const head = lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
     const reads = configReads(dir);
-    await addConfig(out, label, join(dir, "config"), reads, true);
-    await addConfig(out, label, join(dir, "config.worktree"), reads);
+    addConfig(out, label, join(dir, "config"), reads, true);
+    addConfig(out, label, join(dir, "config.worktree"), reads);
     // Its urls: never expected (relay runs no submodule command there, nor does an agent's turn).
     addInitLines(out, reads.init, false, `${label(dir)}: `);
-    await addNamedHooks(out, label, reads);
-    await addTree(out, label, join(dir, "commondir"));
-    await addTree(out, label, join(dir, "hooks"));
-    await addTree(out, label, join(dir, "info"), INFO_SKIP);
-    return await addSubmoduleGitDirs(out, label, join(dir, "modules"));
+    addNamedHooks(out, label, reads);
+    addTree(out, label, join(dir, "commondir"));
+    addTree(out, label, join(dir, "hooks"));
+    addTree(out, label, join(dir, "info"), INFO_SKIP);
+    return addSubmoduleGitDirs(out, label, join(dir, "modules"));
   }
-  for (const name of listDir(dir)) await addSubmoduleGitDirs(out, label, join(dir, name));
+  for (const name of listDir(dir)) addSubmoduleGitDirs(out, label, join(dir, name));
 }
 
 /** A folder's entries, sorted; none when it cannot be read (what was in it then shows as gone). */
@@ -678,15 +678,15 @@ function readDirNames(path: string): string[] {
  * checkout changes it (relay's own checks see those); anything else as it is, a link by its
  * target (git takes a link only into refs/).
  */
-async function addHead(
+function addHead(
   out: Record<string, string>,
   label: (p: string) => string,
   gitDir: string,
-): Promise<void> {
+): void {
   const path = join(gitDir, "HEAD");
   const info = lstatOrNull(path);
   if (!info) return;
-  if (!info.isFile) return await addTree(out, label, path);
+  if (!info.isFile) return addTree(out, label, path);
   const data = readOrNull(path);
   const text = data === null ? "" : new TextDecoder().decode(data);
   if (/^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)) {
@@ -726,15 +726,15 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const out: Record<string, string> = {};
   looks.set(out, { began: Date.now(), digests: [] });
   const reads = configReads(dirname(common));
-  await addConfig(out, label, join(common, "config"), reads, true);
-  await addConfig(out, label, join(common, "config.worktree"), reads);
+  addConfig(out, label, join(common, "config"), reads, true);
+  addConfig(out, label, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
-  await addHead(out, label, common);
+  addHead(out, label, common);
   for (const name of ["objects", "refs"]) addKind(out, label, join(common, name));
   // Where git would look for the repository instead (written into a git folder, it sends git
   // elsewhere).
-  await addTree(out, label, join(common, "commondir"));
+  addTree(out, label, join(common, "commondir"));
   // Each git folder once: the common one above, every worktree's, then any other the scope
   // names (one registered elsewhere).
   const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
@@ -744,11 +744,11 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const usualCommondir = `:${await sha256("../..\n")}`;
   const others: string[] = [];
   for (const dir of new Set([...worktrees, ...[...scoped].filter((d) => d !== common)])) {
-    await addHead(out, label, dir);
-    await addConfig(out, label, join(dir, "config"), reads);
-    await addConfig(out, label, join(dir, "config.worktree"), reads);
+    addHead(out, label, dir);
+    addConfig(out, label, join(dir, "config"), reads);
+    addConfig(out, label, join(dir, "config.worktree"), reads);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
-    await addTree(out, label, join(dir, "commondir"));
+    addTree(out, label, join(dir, "commondir"));
     // Another worktree than the turn's may come or go (an agent's helper isolating itself with
     // `git worktree add`, a prune) as git makes one: a HEAD git takes, the usual commondir.
     if (!scoped.has(dir)) {
@@ -757,25 +757,25 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
       others.push(label(join(dir, "commondir")));
     }
   }
-  await addTree(out, label, join(common, "hooks"));
-  await addSubmoduleGitDirs(out, label, join(common, "modules"));
+  addTree(out, label, join(common, "hooks"));
+  addSubmoduleGitDirs(out, label, join(common, "modules"));
   // relay's git notes (refs/notes/relay): the record `relay audit` trusts is written by the
   // planner side only, never during an agent's turn. By its value, loose or packed: git's gc
   // packs it (a move, not a change).
-  await addRefValue(out, label, common, "refs/notes/relay");
-  await addTree(out, label, join(common, "info"), INFO_SKIP);
+  addRefValue(out, label, common, "refs/notes/relay");
+  addTree(out, label, join(common, "info"), INFO_SKIP);
   const relay = join(common, "relay");
-  for (const dir of RELAY_RECORDS) await addTree(out, label, join(relay, dir), TIMELINE_SKIP);
-  await addTree(out, label, join(relay, "hold.json"));
+  for (const dir of RELAY_RECORDS) addTree(out, label, join(relay, dir), TIMELINE_SKIP);
+  addTree(out, label, join(relay, "hold.json"));
   // What strict mode trusts: a probe an agent wrote would pass a changed program.
-  await addTree(out, label, join(relay, "probes.json"));
+  addTree(out, label, join(relay, "probes.json"));
   // A run folder that appears (or goes) during a turn was not made by relay.
   digestInto(out, `${label(join(relay, "runs"))}/`, "", listDir(join(relay, "runs")).join("\n"));
-  if (scope.runDir) await addTree(out, label, scope.runDir, RUN_DIR_SKIP);
-  for (const file of scope.files ?? []) await addTree(out, label, file);
-  for (const file of scope.gitConfigFiles ?? []) await addConfig(out, label, file, reads);
+  if (scope.runDir) addTree(out, label, scope.runDir, RUN_DIR_SKIP);
+  for (const file of scope.files ?? []) addTree(out, label, file);
+  for (const file of scope.gitConfigFiles ?? []) addConfig(out, label, file, reads);
   addInitLines(out, reads.init, true);
-  await addNamedHooks(out, label, reads);
+  addNamedHooks(out, label, reads);
   await settle(out);
   for (const commondir of others) {
     if (out[commondir]?.endsWith(usualCommondir)) out[commondir] = COMES_AND_GOES + out[commondir];
@@ -801,15 +801,15 @@ function appears(value: string | undefined): boolean {
 const COMES_AND_GOES = "\0worktree\n";
 
 /** A ref's value as git reads it: its loose file, else its line in packed-refs. */
-async function addRefValue(
+function addRefValue(
   out: Record<string, string>,
   label: (p: string) => string,
   common: string,
   ref: string,
-): Promise<void> {
+): void {
   const loose = join(common, ...ref.split("/"));
   const info = lstatOrNull(loose);
-  if (info && !info.isFile) return await addTree(out, label, loose);
+  if (info && !info.isFile) return addTree(out, label, loose);
   if (info) {
     const data = readOrNull(loose);
     out[label(loose)] = `ref ${new TextDecoder().decode(data ?? new Uint8Array()).trim()}`;

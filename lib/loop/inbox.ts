@@ -54,12 +54,12 @@ export async function usedTaskNumbers(
   }
   try {
     const dir = statePaths(repo.commonDir).tasks;
-    for await (const e of Deno.readDir(dir)) {
+    for (const e of Deno.readDirSync(dir)) {
       const m = /^(\d+)\.json$/.exec(e.name);
       if (!m?.[1]) continue;
       used.set(Number(m[1]), "relay's task records");
       // A task's fix briefs have numbers of their own, kept as its rounds and its send-backs.
-      for (const n of await roundNumbers(join(dir, e.name))) {
+      for (const n of roundNumbers(join(dir, e.name))) {
         if (!used.has(n)) used.set(n, `relay's record of task ${m[1]} (a fix round)`);
       }
     }
@@ -82,9 +82,10 @@ export async function usedTaskNumbers(
 }
 
 /** The brief numbers a task record holds: its rounds' and its send-backs' (plain JSON, no schema). */
-async function roundNumbers(path: string): Promise<number[]> {
+function roundNumbers(path: string): number[] {
   try {
-    const raw = JSON.parse(await Deno.readTextFile(path));
+    // Read without a wait: one record for each task the repository ever ran.
+    const raw = JSON.parse(Deno.readTextFileSync(path));
     const out: number[] = [];
     for (const r of Array.isArray(raw?.rounds) ? raw.rounds : []) {
       if (Number.isInteger(r?.brief)) out.push(r.brief);

@@ -14,6 +14,25 @@ export async function readJson<T>(path: string): Promise<T | null> {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;
   }
+  return parsed<T>(text, path);
+}
+
+/**
+ * readJson without a wait: for a loop over many small files (every PR record), where the
+ * await a file costs more than the read.
+ */
+export function readJsonSync<T>(path: string): T | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+  return parsed<T>(text, path);
+}
+
+function parsed<T>(text: string, path: string): T {
   try {
     return JSON.parse(text) as T;
   } catch {

@@ -825,7 +825,7 @@ Deno.test("controlFiles() sees a new hook, a changed info/attributes and a forge
   ]);
 });
 
-Deno.test("controlFiles() takes a file's hash from its last read only while nothing could have written it since: a record rewritten in place (same size, its time put back) or swapped for a copy is a change, a file written in the second of the look is read again", async () => {
+Deno.test("controlFiles() before a turn takes a file's hash from this process's last read only while its stamp is as then and two seconds old: a record rewritten in place (same size, its time put back), swapped for a copy, or written in the second of the look is read again", async () => {
   await using temp = await tempDir("relay-guard-");
   const common = join(temp.path, "repo", ".git");
   const tasks = join(common, "relay", "tasks");
@@ -834,10 +834,11 @@ Deno.test("controlFiles() takes a file's hash from its last read only while noth
   const record = (n: number) => join(tasks, `${n}.json`);
   for (const n of [1, 2, 3]) await Deno.writeTextFile(record(n), `{"verdict":"FAIL","n":${n}}\n`);
   const scope = { commonDir: common, gitDirs: [common] };
+  const before = () => controlFiles(scope, { beforeTurn: true });
   // Written long enough ago that a later look may take their hashes from this one's reads.
   await new Promise((r) => setTimeout(r, 2100));
-  const before = await controlFiles(scope);
-  assert.deepEqual(changedControls(before, await controlFiles(scope)), []);
+  const first = await controlFiles(scope);
+  assert.deepEqual(changedControls(first, await before()), []);
   // 1: rewritten in place, the same size, its modification time put back as it was.
   const { mtime, atime } = await Deno.stat(record(1));
   await Deno.writeTextFile(record(1), `{"verdict":"PASS","n":1}\n`);
@@ -850,17 +851,74 @@ Deno.test("controlFiles() takes a file's hash from its last read only while noth
   // 3: written just now, so read at every look: written again within its second, its time put
   // back, it is still seen.
   await Deno.writeTextFile(record(3), `{"verdict":"FAIL","n":3}\n`);
-  const fresh = await controlFiles(scope);
+  const fresh = await before();
   const stat3 = await Deno.stat(record(3));
   await Deno.writeTextFile(record(3), `{"verdict":"PASS","n":3}\n`);
   await Deno.utime(record(3), stat3.atime!, stat3.mtime!);
-  assert.deepEqual(changedControls(fresh, await controlFiles(scope)), [".git/relay/tasks/3.json"]);
+  assert.deepEqual(changedControls(fresh, await before()), [".git/relay/tasks/3.json"]);
   // Looked at long after those writes (an agent's turn takes minutes), each is still a change.
   await new Promise((r) => setTimeout(r, 2100));
-  assert.deepEqual(changedControls(before, await controlFiles(scope)), [
+  assert.deepEqual(changedControls(first, await before()), [
     ".git/relay/tasks/1.json",
     ".git/relay/tasks/2.json",
     ".git/relay/tasks/3.json",
+  ]);
+});
+
+Deno.test("controlFiles() after a turn reads every file, whatever its stamp says: a change lstat cannot show (a write through a mapping, a file system that lets a utime set the change time) is seen, and a baseline taken by a stale stamp before the turn is a HOLD, never a change unseen", async () => {
+  await using temp = await tempDir("relay-guard-");
+  const common = join(temp.path, "repo", ".git");
+  const hooks = join(common, "hooks");
+  await Deno.mkdir(hooks, { recursive: true });
+  const hook = join(hooks, "pre-commit");
+  await Deno.writeTextFile(hook, "#!/bin/sh\ntrue\n");
+  const scope = { commonDir: common, gitDirs: [common] };
+  await new Promise((r) => setTimeout(r, 2100));
+  const first = await controlFiles(scope);
+  // The hook rewritten, the same size, while lstat goes on saying what it said before.
+  const stale = Deno.lstatSync(hook);
+  await Deno.writeTextFile(hook, "#!/bin/sh\nevil\n");
+  const lstat = Deno.lstatSync;
+  Deno.lstatSync = (path: string | URL) => String(path) === hook ? stale : lstat(path);
+  try {
+    // Before a turn, by the stale stamp: the hash read before (the true hook's) …
+    const baseline = await controlFiles(scope, { beforeTurn: true });
+    assert.equal(baseline[".git/hooks/pre-commit"], first[".git/hooks/pre-commit"]);
+    // … so the look after the turn, which reads the file, differs from it: a HOLD.
+    const after = await controlFiles(scope);
+    assert.deepEqual(changedControls(baseline, after), [".git/hooks/pre-commit"]);
+    assert.deepEqual(changedControls(first, after), [".git/hooks/pre-commit"]);
+  } finally {
+    Deno.lstatSync = lstat;
+  }
+});
+
+Deno.test("controlFiles(): another worktree's commondir may go as git prunes it, unless a config names its folder for hooks; a path under the repository whose first name starts with .. is labeled by its whole path", async () => {
+  await using temp = await tempDir("relay-guard-");
+  const common = join(temp.path, "repo", ".git");
+  const other = join(common, "worktrees", "other");
+  await Deno.mkdir(other, { recursive: true });
+  await Deno.writeTextFile(join(common, "config"), "[core]\n\tbare = false\n");
+  await Deno.writeTextFile(join(other, "HEAD"), "ref: refs/heads/other\n");
+  await Deno.writeTextFile(join(other, "commondir"), "../..\n");
+  const odd = join(temp.path, "repo", "..hooks", "x");
+  await Deno.mkdir(join(temp.path, "repo", "..hooks"));
+  await Deno.writeTextFile(odd, "#!/bin/sh\n");
+  const scope = { commonDir: common, gitDirs: [common], files: [odd] };
+  const look = await controlFiles(scope);
+  assert.ok(odd in look, `labeled by its whole path: ${Object.keys(look).join(", ")}`);
+  await Deno.remove(join(other, "commondir"));
+  assert.deepEqual(changedControls(look, await controlFiles(scope)), []);
+  // The same folder named as git's hooks folder: every file in it is a hook's, and counts.
+  await Deno.writeTextFile(join(other, "commondir"), "../..\n");
+  await Deno.writeTextFile(
+    join(common, "config"),
+    `[core]\n\tbare = false\n\thooksPath = ${other}\n`,
+  );
+  const hooked = await controlFiles(scope);
+  await Deno.remove(join(other, "commondir"));
+  assert.deepEqual(changedControls(hooked, await controlFiles(scope)), [
+    ".git/worktrees/other/commondir",
   ]);
 });
 

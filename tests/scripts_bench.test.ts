@@ -95,7 +95,8 @@ Deno.test("parseBenchArgs() reads --pairs, --only (by id or name), --keep and --
   for (const name of ["1", "idle", "idle-tick", "Idle tick"]) {
     assert.equal(parseBenchArgs(["--only", name]).only?.id, "1", name);
   }
-  assert.deepEqual(GOALS.map((g) => g.id), ["1", "2", "3", "4a", "4b"]);
+  assert.deepEqual(GOALS.map((g) => g.id), ["1", "2", "3", "3h", "4a", "4b"]);
+  assert.equal(parseBenchArgs(["--only", "history"]).only?.id, "3h");
   assert.throws(() => parseBenchArgs(["--pairs", "0"]), /--pairs "0"/);
   assert.throws(() => parseBenchArgs(["--pairs", "2.5"]), /--pairs "2.5"/);
   assert.throws(() => parseBenchArgs(["--only", "9"]), /--only "9" names no goal/);

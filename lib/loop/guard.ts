@@ -49,7 +49,10 @@ function labeler(commonDir: string): (path: string) => string {
   const under = base === "/" ? "/" : `${base}/`;
   return (path: string) => {
     // Most paths are ones join() made under the repository: already what resolve() would give.
-    if (path.startsWith(under) && !ODD_SEGMENT.test(path)) return path.slice(under.length);
+    if (path.startsWith(under) && !ODD_SEGMENT.test(path)) {
+      const rel = path.slice(under.length);
+      if (rel !== "" && !rel.startsWith("..")) return rel;
+    }
     const rel = relative(base, resolve(path));
     return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : resolve(path);
   };
@@ -115,6 +118,8 @@ const UNREADABLE = {
 interface Look {
   /** Date.now() when it began. */
   began: number;
+  /** A look before a turn: it may take a file's hash from lastRead (LookOptions). */
+  reuse: boolean;
   /** The content hashes it asked for, taken together when it ends (settle()). */
   digests: Digest[];
 }
@@ -173,20 +178,26 @@ async function settle(out: Record<string, string>): Promise<void> {
 }
 
 /**
- * A file's hash as this process last read it, by path, with its stamp then (stampOf): a later
- * look whose lstat gives the same stamp takes the hash again without reading the file. A
- * relay with thousands of task records reads each once a tick, not before and after each turn.
+ * A file's hash as this process last read it, by path, with its stamp then (stampOf): a look
+ * before a turn whose lstat gives the same stamp takes the hash again without reading the file
+ * (LookOptions). A review with thousands of task records reads each at its first look and after
+ * each stage's turn, not also before the next stage's.
  */
 const lastRead = new Map<string, { stamp: string; hash: string }>();
 
 /**
- * What lstat says of a file that only a change of its content could make otherwise: its
- * device and inode, size, mode, modification time and change time. Null, so never taken from
- * lastRead, unless the change time is two seconds or more before the look began. A program may
- * set the modification time back, never the change time, which every write moves to the time
- * of the write; Deno gives it to the second, so a file written in the second of the look (or
- * the one before, allowing for the file system's coarser clock) could be written again in that
- * second with nothing in its stamp to show it. Git's index has the same rule ("racy git").
+ * What lstat says of a file that a change of its content most often changes too: its device
+ * and inode, size, mode, modification time and change time. Null, so never taken from
+ * lastRead, unless the change time is two seconds or more before the look began: Deno gives it
+ * to the second, so a file written in the second of the look (or the one before, allowing for
+ * the file system's coarser clock) could be written again in that second with nothing in its
+ * stamp to show it. Git's index has the same rule ("racy git").
+ *
+ * A stamp is no proof. A write through a shared mapping (mmap) of the file moves neither time
+ * until the page goes back to disk (on tmpfs, never); sshfs reports the modification time as
+ * the change time, and vfat sets both on a utime. Hence only a look before a turn takes a hash
+ * by its stamp: one that is stale there differs from what the look after the turn reads, which
+ * is a HOLD, never a change unseen.
  */
 function stampOf(info: Deno.FileInfo, began: number): string | null {
   const ctime = info.ctime?.getTime();
@@ -359,8 +370,9 @@ function addTree(
     out[label(path)] = `${info.mode ?? ""}:(not a file)`;
     return;
   }
-  const stamp = stampOf(info, lookOf(out).began);
-  const known = stamp === null ? undefined : lastRead.get(path);
+  const look = lookOf(out);
+  const stamp = stampOf(info, look.began);
+  const known = stamp === null || !look.reuse ? undefined : lastRead.get(path);
   if (known !== undefined && known.stamp === stamp) {
     out[label(path)] = `${info.mode ?? ""}:${known.hash}`;
     return;
@@ -696,6 +708,23 @@ function addHead(
 
 const HEAD_TAKEN = "a HEAD git takes";
 
+/**
+ * Another worktree's commondir: marked as one that may come or go (COMES_AND_GOES) when it is
+ * the file `git worktree add` writes, `../..`; anything else as addTree() has it. A later read
+ * of the same path in the look (a hooks folder named there) has the last word, unmarked.
+ */
+function addOtherCommondir(
+  out: Record<string, string>,
+  label: (p: string) => string,
+  path: string,
+): void {
+  const info = lstatOrNull(path);
+  const data = info?.isFile ? readOrNull(path) : null;
+  if (info && data !== null && new TextDecoder().decode(data) === "../..\n") {
+    digestInto(out, label(path), `${COMES_AND_GOES}${info.mode ?? ""}:`, data);
+  } else addTree(out, label, path);
+}
+
 /** What a path is, not what it holds: a folder, a file, or a link by its target. */
 function addKind(
   out: Record<string, string>,
@@ -714,17 +743,28 @@ function addKind(
     : `${info.mode ?? ""}:(not a folder)`;
 }
 
+export interface LookOptions {
+  /**
+   * The look is the baseline before a turn: a file whose stamp is as this process last read it
+   * is not read again (stampOf). A look after a turn reads every file.
+   */
+  beforeTurn?: boolean;
+}
+
 /**
  * The control files of a repository as label → content hash: config (every
  * tree's), hooks/, info/, the same of the primary tree's submodules, relay's records and the
  * scope's extra files. Absent
  * files have no entry, so a new one shows up as a change.
  */
-export async function controlFiles(scope: ControlScope): Promise<Record<string, string>> {
+export async function controlFiles(
+  scope: ControlScope,
+  opts: LookOptions = {},
+): Promise<Record<string, string>> {
   const common = resolve(scope.commonDir);
   const label = labeler(common);
   const out: Record<string, string> = {};
-  looks.set(out, { began: Date.now(), digests: [] });
+  looks.set(out, { began: Date.now(), reuse: opts.beforeTurn === true, digests: [] });
   const reads = configReads(dirname(common));
   addConfig(out, label, join(common, "config"), reads, true);
   addConfig(out, label, join(common, "config.worktree"), reads);
@@ -740,21 +780,18 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
   const worktrees = (listDir(join(common, "worktrees")))
     .map((name) => join(common, "worktrees", name));
-  // What `git worktree add` writes to commondir, as addTree() records it (after the mode).
-  const usualCommondir = `:${await sha256("../..\n")}`;
-  const others: string[] = [];
   for (const dir of new Set([...worktrees, ...[...scoped].filter((d) => d !== common)])) {
     addHead(out, label, dir);
     addConfig(out, label, join(dir, "config"), reads);
     addConfig(out, label, join(dir, "config.worktree"), reads);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
-    addTree(out, label, join(dir, "commondir"));
     // Another worktree than the turn's may come or go (an agent's helper isolating itself with
     // `git worktree add`, a prune) as git makes one: a HEAD git takes, the usual commondir.
-    if (!scoped.has(dir)) {
+    if (scoped.has(dir)) addTree(out, label, join(dir, "commondir"));
+    else {
       const head = label(join(dir, "HEAD"));
       if (out[head] === HEAD_TAKEN) out[head] = COMES_AND_GOES + out[head];
-      others.push(label(join(dir, "commondir")));
+      addOtherCommondir(out, label, join(dir, "commondir"));
     }
   }
   addTree(out, label, join(common, "hooks"));
@@ -777,9 +814,6 @@ export async function controlFiles(scope: ControlScope): Promise<Record<string, 
   addInitLines(out, reads.init, true);
   addNamedHooks(out, label, reads);
   await settle(out);
-  for (const commondir of others) {
-    if (out[commondir]?.endsWith(usualCommondir)) out[commondir] = COMES_AND_GOES + out[commondir];
-  }
   return out;
 }
 
@@ -872,25 +906,27 @@ export interface RemoteLogMark {
   sizes: Record<string, number>;
 }
 
-async function reflogFiles(dir: string, prefix = ""): Promise<string[]> {
-  const out: string[] = [];
+/** The reflogs under `dir` (one for each remote branch ever fetched), by path, with their sizes. */
+function reflogFiles(
+  dir: string,
+  prefix = "",
+  out = new Map<string, number>(),
+): Map<string, number> {
   for (const name of listDir(dir)) {
     const path = join(dir, name);
     const info = lstatOrNull(path);
-    if (info?.isDirectory) out.push(...await reflogFiles(path, `${prefix}${name}/`));
-    else if (info?.isFile) out.push(`${prefix}${name}`);
+    if (info?.isDirectory) reflogFiles(path, `${prefix}${name}/`, out);
+    else if (info?.isFile) out.set(`${prefix}${name}`, info.size);
   }
   return out;
 }
 
-export async function markRemoteLogs(commonDir: string, remote: string): Promise<RemoteLogMark> {
+export function markRemoteLogs(commonDir: string, remote: string): RemoteLogMark {
   const dir = join(commonDir, "logs", "refs", "remotes", remote);
-  const sizes: Record<string, number> = {};
-  for (const rel of await reflogFiles(dir)) {
-    const info = lstatOrNull(join(dir, rel));
-    if (info) sizes[rel] = info.size;
-  }
-  return { since: Math.floor(Date.now() / 1000), sizes };
+  return {
+    since: Math.floor(Date.now() / 1000),
+    sizes: Object.fromEntries(reflogFiles(dir)),
+  };
 }
 
 export interface Push {
@@ -907,17 +943,19 @@ export interface Push {
  * and a repository on the reftable backend keeps no such files: then nothing
  * is found.
  */
-export async function pushesSince(
+export function pushesSince(
   commonDir: string,
   remote: string,
   mark: RemoteLogMark,
-): Promise<Push[]> {
+): Push[] {
   const dir = join(commonDir, "logs", "refs", "remotes", remote);
   const pushes: Push[] = [];
-  for (const rel of await reflogFiles(dir)) {
+  for (const [rel, size] of reflogFiles(dir)) {
+    const start = mark.sizes[rel] ?? 0;
+    // The same size: nothing added since the mark (what is read below is the bytes after it).
+    if (size === start) continue;
     const data = readOrNull(join(dir, rel));
     if (data === null) continue;
-    const start = mark.sizes[rel] ?? 0;
     // A reflog that shrank was rewritten (reflog expire): judge its lines by their time instead.
     const shrank = data.length < start;
     const text = new TextDecoder().decode(shrank ? data : data.subarray(start));

@@ -259,7 +259,7 @@ export async function checkAgentStayedInBounds(
     // Its own branch is the agent's to push (relay pushes it next anyway); any other push
     // through the remote's name left a trace in this clone's reflogs.
     const pushed = journal.remoteLogs
-      ? (await pushesSince(tick.repo.commonDir, remote, journal.remoteLogs))
+      ? (pushesSince(tick.repo.commonDir, remote, journal.remoteLogs))
         .filter((p) => p.branch !== journal.branch)
       : [];
     if (pushed.length) {

@@ -252,8 +252,8 @@ export async function prepareAttempt(
       reportBefore: await fileHash(join(worktree, REPORT_FILE)),
       // Last, so nothing relay does while preparing counts as the agent's.
       ...(await markWorktree(tick, worktree, brief.branch)),
-      remoteLogs: await markRemoteLogs(tick.repo.commonDir, config.remote),
-      control: await controlFiles(scope),
+      remoteLogs: markRemoteLogs(tick.repo.commonDir, config.remote),
+      control: await controlFiles(scope, { beforeTurn: true }),
       updated: "",
     };
     if (failed >= config.attempts) {

@@ -145,8 +145,8 @@ export async function runReview(
     if (turn === 1) {
       notes = await takeNotes(tick.state, s.task, { runId, role: who });
     }
-    const controlBefore = await controlFiles(scope);
-    const remoteLogs = await markRemoteLogs(tick.repo.commonDir, tick.config.remote);
+    const controlBefore = await controlFiles(scope, { beforeTurn: true });
+    const remoteLogs = markRemoteLogs(tick.repo.commonDir, tick.config.remote);
     const headMark = await markTurn(
       tick.repo.commonDir,
       worktreeGitDir(worktree) ??
@@ -161,7 +161,7 @@ export async function runReview(
     try {
       const controlAfter = await controlFiles(scope);
       const steered = changedControls(controlBefore, controlAfter);
-      const pushed = await pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
+      const pushed = pushesSince(tick.repo.commonDir, tick.config.remote, remoteLogs);
       if (steered.length || pushed.length) {
         const kept = await keepReviewerCommits(tick, runId, headMark, pr.head, false);
         return holdReview(

@@ -127,6 +127,8 @@ interface Look {
 interface Digest {
   key: string;
   prefix: string;
+  /** What `out[key]` holds until the look settles: no entry's value, and no other digest's. */
+  placeholder: string;
   data: Uint8Array | string;
   /** A file's path and stamp (stampOf), to remember its hash by (lastRead). */
   read?: { path: string; stamp: string };
@@ -140,7 +142,7 @@ function lookOf(out: Record<string, string>): Look {
   return look;
 }
 
-/** `out[key]` becomes `prefix` and the hash of `data` once the look settles. */
+/** `out[key]` becomes `prefix` and the hash of `data` once the look settles (settle()). */
 function digestInto(
   out: Record<string, string>,
   key: string,
@@ -148,8 +150,10 @@ function digestInto(
   data: Uint8Array | string,
   read?: Digest["read"],
 ): void {
-  out[key] = prefix;
-  lookOf(out).digests.push({ key, prefix, data, ...(read ? { read } : {}) });
+  const { digests } = lookOf(out);
+  const placeholder = `${prefix}\0pending ${digests.length}`;
+  out[key] = placeholder;
+  digests.push({ key, prefix, placeholder, data, ...(read ? { read } : {}) });
 }
 
 /**
@@ -164,8 +168,7 @@ async function settle(out: Record<string, string>): Promise<void> {
   const { digests } = lookOf(out);
   looks.delete(out);
   // The last asked for a key, unless the key was set since by other than a digest.
-  const last = new Map(digests.map((d) => [d.key, d]));
-  const stands = [...last.values()].filter((d) => out[d.key] === d.prefix);
+  const stands = digests.filter((d) => out[d.key] === d.placeholder);
   let hashes: string[];
   if (stands.length >= SYNC_DIGESTS_FROM) {
     const hash = await syncHash();

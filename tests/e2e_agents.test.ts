@@ -369,7 +369,10 @@ Deno.test("an agent that sets an update command for a submodule in the repositor
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, HOLD, all(poll));
   const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
-  assert.match(hold.reason, /changed files that steer git or relay: \.git\/config$/);
+  assert.match(
+    hold.reason,
+    /changed files that steer git or relay: \.git\/config \(submodule\.lib\.update set\)$/,
+  );
   assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's command");
 });
 
@@ -418,7 +421,7 @@ Deno.test("an agent that plants a filter in the git folder of the primary tree's
   const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
   assert.match(
     hold.reason,
-    /changed files that steer git or relay: \.git\/modules\/lib\/config, \.git\/modules\/lib\/info\/attributes$/,
+    /changed files that steer git or relay: \.git\/modules\/lib\/config \(filter\.x\.clean set\), \.git\/modules\/lib\/info\/attributes$/,
   );
   assert.equal(await exists(ran(scene)), false, "relay's git ran the agent's filter");
   assert.deepEqual(await originRefs(scene), originBefore);

@@ -25,6 +25,7 @@ import {
   changedControls,
   changedPrimaryFiles,
   controlFiles,
+  describeControls,
   worktreeGitDir,
 } from "../lib/loop/guard.ts";
 
@@ -221,7 +222,7 @@ Deno.test("an agent that plants core.fsmonitor in .git/config gets a HOLD naming
   assert.equal(poll.code, HOLD, all(poll));
   assert.match(
     poll.stderr,
-    /relay: HOLD: .*it changed files that steer git or relay: \.git\/config/,
+    /relay: HOLD: .*it changed files that steer git or relay: \.git\/config \(core\.fsmonitor set\)/,
   );
   assert.match(await Deno.readTextFile(join(scene.work, ".git", "config")), /fsmonitor = /);
   assert.equal(await exists(marker), false, "relay ran the planted fsmonitor program");
@@ -920,6 +921,34 @@ Deno.test("controlFiles(): another worktree's commondir may go as git prunes it,
   assert.deepEqual(changedControls(hooked, await controlFiles(scope)), [
     ".git/worktrees/other/commondir",
   ]);
+});
+
+Deno.test("a HOLD names what changed in a config file by key (set, changed, removed), never a value, and only the label where this process did not read the file before", async () => {
+  await using temp = await tempDir("relay-guard-");
+  const common = join(temp.path, "repo", ".git");
+  await Deno.mkdir(common, { recursive: true });
+  const config = join(common, "config");
+  await Deno.writeTextFile(
+    config,
+    '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://user:s3cret@example.com/r.git\n' +
+      "[alias]\n\tst = status\n",
+  );
+  const scope = { commonDir: common, gitDirs: [common] };
+  const before = await controlFiles(scope);
+  await Deno.writeTextFile(
+    config,
+    '[core]\n\tbare = false\n\thooksPath = .husky/_\n[remote "origin"]\n' +
+      "\turl = https://user:other@example.com/r.git\n",
+  );
+  const after = await controlFiles(scope);
+  const labels = changedControls(before, after);
+  assert.deepEqual(describeControls(before, after, labels), [
+    ".git/config (alias.st removed, core.hookspath set, remote.origin.url changed)",
+  ]);
+  assert.doesNotMatch(describeControls(before, after, labels).join(), /s3cret|other@/);
+  // A baseline from another process (a journal read after a crash): the label alone.
+  const journaled = { ...before, ".git/config": "33188:0000" };
+  assert.deepEqual(describeControls(journaled, after, labels), [".git/config"]);
 });
 
 Deno.test("controlFiles() hashes a file the same whichever digest it takes: WebCrypto's for a few files, node:crypto's from a thousand", async () => {

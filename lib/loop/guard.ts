@@ -132,6 +132,8 @@ interface Digest {
   data: Uint8Array | string;
   /** A file's path and stamp (stampOf), to remember its hash by (lastRead). */
   read?: { path: string; stamp: string };
+  /** `data` is a config file's compared text, to remember by its entry (configTexts). */
+  config?: boolean;
 }
 
 const looks = new WeakMap<Record<string, string>, Look>();
@@ -148,12 +150,12 @@ function digestInto(
   key: string,
   prefix: string,
   data: Uint8Array | string,
-  read?: Digest["read"],
+  more: Pick<Digest, "read" | "config"> = {},
 ): void {
   const { digests } = lookOf(out);
   const placeholder = `${prefix}\0pending ${digests.length}`;
   out[key] = placeholder;
-  digests.push({ key, prefix, placeholder, data, ...(read ? { read } : {}) });
+  digests.push({ key, prefix, placeholder, data, ...more });
 }
 
 /**
@@ -177,6 +179,7 @@ async function settle(out: Record<string, string>): Promise<void> {
   stands.forEach((d, i) => {
     out[d.key] = d.prefix + hashes[i];
     if (d.read) lastRead.set(d.read.path, { stamp: d.read.stamp, hash: hashes[i]! });
+    if (d.config && typeof d.data === "string") rememberConfig(out[d.key]!, d.data);
   });
 }
 
@@ -382,7 +385,7 @@ function addTree(
   }
   const data = readOrNull(path);
   if (data === null) return;
-  digestInto(out, label(path), `${info.mode ?? ""}:`, data, stamp ? { path, stamp } : undefined);
+  digestInto(out, label(path), `${info.mode ?? ""}:`, data, stamp ? { read: { path, stamp } } : {});
 }
 
 /**
@@ -460,7 +463,7 @@ function addConfig(
     return;
   }
   const compared = comparedConfig(text, { initLines });
-  digestInto(out, label(path), link, compared.rest);
+  digestInto(out, label(path), link, compared.rest, { config: true });
   // What it includes, whatever the condition: git reads those files as part of this one (ten
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
   const named = namedPaths(text, path, reads.root);
@@ -857,6 +860,76 @@ function addRefValue(
   const text = new TextDecoder().decode(readOrNull(packed) ?? new Uint8Array());
   const line = text.split("\n").find((l) => l.endsWith(` ${ref}`));
   if (line) out[label(loose)] = `ref ${line.slice(0, line.indexOf(" "))}`;
+}
+
+/**
+ * The compared text of the config files this process's looks read, by their entry: what
+ * configChange() tells a person. The last few hundred; a tick makes a few looks.
+ */
+const configTexts = new Map<string, string>();
+
+function rememberConfig(entry: string, text: string): void {
+  configTexts.delete(entry);
+  configTexts.set(entry, text);
+  if (configTexts.size > 200) configTexts.delete(configTexts.keys().next().value!);
+}
+
+/** A config text's keys (`section.subsection.key`, as git names them) with their values. */
+function configKeys(text: string): Map<string, string[]> {
+  const keys = new Map<string, string[]>();
+  let section = "";
+  for (const line of text.split("\n")) {
+    const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/
+      .exec(line);
+    if (header) {
+      section = header[1]!.toLowerCase() + (header[2] === undefined ? "" : `.${header[2]}`);
+      continue;
+    }
+    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?$/.exec(line);
+    if (!pair) continue;
+    const key = `${section}.${pair[1]!.toLowerCase()}`;
+    keys.set(key, [...keys.get(key) ?? [], pair[2] === undefined ? "" : configValue(pair[2])]);
+  }
+  return keys;
+}
+
+/**
+ * What changed in a config file between two entries of this process's looks, by key
+ * (`core.hookspath set`, `core.fsmonitor changed`, `alias.x removed`): so a person at a HOLD
+ * tells husky's first install from a planted program at a glance. Null when either look's text
+ * is not at hand (a look of another process, as after a crash) or no key differs. Never a
+ * value: a url or a header may carry a credential.
+ */
+export function configChange(before?: string, now?: string): string | null {
+  const was = before === undefined ? "" : configTexts.get(before);
+  const is = now === undefined ? "" : configTexts.get(now);
+  if (was === undefined || is === undefined) return null;
+  const a = configKeys(was);
+  const b = configKeys(is);
+  const said: string[] = [];
+  for (const key of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    const x = a.get(key);
+    const y = b.get(key);
+    if (x === undefined) said.push(`${key} set`);
+    else if (y === undefined) said.push(`${key} removed`);
+    else if (x.join("\n") !== y.join("\n")) said.push(`${key} changed`);
+  }
+  if (said.length === 0) return null;
+  return said.length > 5
+    ? `${said.slice(0, 5).join(", ")} and ${said.length - 5} more`
+    : said.join(", ");
+}
+
+/** changedControls()' labels for a HOLD: a config file's with what changed in it by key. */
+export function describeControls(
+  before: Record<string, string>,
+  now: Record<string, string>,
+  labels: readonly string[],
+): string[] {
+  return labels.map((label) => {
+    const change = configChange(before[label], now[label]);
+    return change === null ? label : `${label} (${change})`;
+  });
 }
 
 /** Labels whose entry differs between two `controlFiles()` maps (added, removed or changed). */

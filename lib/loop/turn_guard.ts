@@ -15,6 +15,7 @@ import {
   changedControls,
   changedPrimaryFiles,
   controlFiles,
+  describeControls,
   executorScope,
   pushesSince,
   worktreeGitDir,
@@ -221,20 +222,18 @@ export async function checkAgentStayedInBounds(
   const vanished = !(await Deno.stat(journal.worktree).then(() => true, () => false));
   // Pure file reads first: a planted core.fsmonitor, hook, filter or ssh command runs on
   // relay's next git call, so when one of these changed relay runs no git at all.
-  const changedControl = journal.control
-    ? changedControls(
-      journal.control,
-      await controlFiles(
-        executorScope({
-          commonDir: tick.repo.commonDir,
-          gitDir: tick.repo.gitDir,
-          worktree: journal.worktree,
-          runDir: join(tick.state.runs, journal.runId),
-          profilePath: profile.path,
-        }),
-      ),
+  const controlNow = journal.control
+    ? await controlFiles(
+      executorScope({
+        commonDir: tick.repo.commonDir,
+        gitDir: tick.repo.gitDir,
+        worktree: journal.worktree,
+        runDir: join(tick.state.runs, journal.runId),
+        profilePath: profile.path,
+      }),
     )
-    : [];
+    : {};
+  const changedControl = journal.control ? changedControls(journal.control, controlNow) : [];
   // Before any HOLD: every commit of the turn on an anchor, or the advice below could lose it.
   const kept = keptText(
     journal,
@@ -250,9 +249,13 @@ export async function checkAgentStayedInBounds(
     };
   }
   if (changedControl.length) {
-    problems.push(`it changed files that steer git or relay: ${changedControl.join(", ")}`);
+    problems.push(
+      `it changed files that steer git or relay: ${
+        describeControls(journal.control!, controlNow, changedControl).join(", ")
+      }`,
+    );
     repair.push(
-      "relay ran no git command after the turn. Before you run git in this repository, put those files back as they were: a program planted in git config or hooks runs on any git command.",
+      "relay ran no git command after the turn. Before you run git in this repository, look at those files: a program planted in git config or hooks runs on any git command. Put back what you did not expect; what you did (a hooks manager's core.hooksPath) may stay.",
     );
   } else {
     const remote = config.remote;

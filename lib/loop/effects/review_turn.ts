@@ -31,6 +31,7 @@ import {
   changedControls,
   controlFiles,
   type ControlScope,
+  describeControls,
   executorScope,
   markRemoteLogs,
   pushesSince,
@@ -170,7 +171,9 @@ export async function runReview(
           runId,
           [
             steered.length
-              ? `the ${who} changed files that steer git or relay: ${steered.join(", ")}`
+              ? `the ${who} changed files that steer git or relay: ${
+                describeControls(controlBefore, controlAfter, steered).join(", ")
+              }`
               : "",
             pushed.length
               ? `the ${who} pushed to ${

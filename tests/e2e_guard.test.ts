@@ -931,7 +931,7 @@ Deno.test("a HOLD names what changed in a config file by key (set, changed, remo
   await Deno.writeTextFile(
     config,
     '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://user:s3cret@example.com/r.git\n' +
-      "[alias]\n\tst = status\n",
+      '[alias]\n\tst = status\n[url "https://user:t0ken@example.com/"]\n\tinsteadOf = https://example.com/\n',
   );
   const scope = { commonDir: common, gitDirs: [common] };
   const before = await controlFiles(scope);
@@ -943,9 +943,9 @@ Deno.test("a HOLD names what changed in a config file by key (set, changed, remo
   const after = await controlFiles(scope);
   const labels = changedControls(before, after);
   assert.deepEqual(describeControls(before, after, labels), [
-    ".git/config (alias.st removed, core.hookspath set, remote.origin.url changed)",
+    ".git/config (alias.st removed, core.hookspath set, remote.origin.url changed, url.https://…@example.com/.insteadof removed)",
   ]);
-  assert.doesNotMatch(describeControls(before, after, labels).join(), /s3cret|other@/);
+  assert.doesNotMatch(describeControls(before, after, labels).join(), /s3cret|other@|t0ken/);
   // A baseline from another process (a journal read after a crash): the label alone.
   const journaled = { ...before, ".git/config": "33188:0000" };
   assert.deepEqual(describeControls(journaled, after, labels), [".git/config"]);

@@ -882,7 +882,9 @@ function configKeys(text: string): Map<string, string[]> {
     const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/
       .exec(line);
     if (header) {
-      section = header[1]!.toLowerCase() + (header[2] === undefined ? "" : `.${header[2]}`);
+      // A subsection may be a url with a user and a token in it ([url "https://x:t@host/"]).
+      const sub = header[2]?.replace(/:\/\/[^/@\s]*@/g, "://…@");
+      section = header[1]!.toLowerCase() + (sub === undefined ? "" : `.${sub}`);
       continue;
     }
     const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?$/.exec(line);

@@ -179,7 +179,7 @@ async function settle(out: Record<string, string>): Promise<void> {
   stands.forEach((d, i) => {
     out[d.key] = d.prefix + hashes[i];
     if (d.read) lastRead.set(d.read.path, { stamp: d.read.stamp, hash: hashes[i]! });
-    if (d.config && typeof d.data === "string") rememberConfig(out[d.key]!, d.data);
+    if (d.config && typeof d.data === "string") rememberConfig(`${d.key}\0${out[d.key]}`, d.data);
   });
 }
 
@@ -863,7 +863,7 @@ function addRefValue(
 }
 
 /**
- * The compared text of the config files this process's looks read, by their entry: what
+ * The compared text of the config files this process's looks read, by label and entry: what
  * configChange() tells a person. The last few hundred; a tick makes a few looks.
  */
 const configTexts = new Map<string, string>();
@@ -874,18 +874,50 @@ function rememberConfig(entry: string, text: string): void {
   if (configTexts.size > 200) configTexts.delete(configTexts.keys().next().value!);
 }
 
-/** A config text's keys (`section.subsection.key`, as git names them) with their values. */
-function configKeys(text: string): Map<string, string[]> {
+/** Sections whose subsection is a name (a remote's, a filter's), shown when it is a plain one. */
+const NAMED_SUBSECTIONS = new Set([
+  "remote",
+  "branch",
+  "submodule",
+  "filter",
+  "diff",
+  "merge",
+  "difftool",
+  "mergetool",
+  "lfs",
+]);
+
+/**
+ * A subsection as a HOLD shows it: a plain name in a section whose subsections are names, as git
+ * reads it; anything else `‹…›`. Others are urls (`url`, `http`, `credential`), paths
+ * (`includeIf`) or anything an agent wrote: a user and a token, or bytes a terminal obeys.
+ */
+function shownSubsection(section: string, raw: string): string {
+  const name = raw.replace(/\\(.)/g, "$1");
+  return NAMED_SUBSECTIONS.has(section) && /^[A-Za-z0-9._/-]{1,64}$/.test(name) ? name : "‹…›";
+}
+
+/** A header line: `[section]`, `[section "subsection"]`, or the old `[section.subsection]`. */
+const CONFIG_HEADER = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/;
+
+/**
+ * A config text's keys (`section.subsection.key`, as `git config --list` names them) with their
+ * values. Null where this reading could name a key wrongly: a value that goes on over lines
+ * (git reads the next line as part of it), a lone CR, a header it does not know.
+ */
+function configKeys(text: string): Map<string, string[]> | null {
+  if (/\\\n|\\$|\r/.test(text)) return null;
   const keys = new Map<string, string[]>();
   let section = "";
-  for (const line of text.split("\n")) {
-    const header = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/
-      .exec(line);
-    if (header) {
-      // A subsection may be a url with a user and a token in it ([url "https://x:t@host/"]).
-      const sub = header[2]?.replace(/:\/\/[^/@\s]*@/g, "://…@");
-      section = header[1]!.toLowerCase() + (sub === undefined ? "" : `.${sub}`);
-      continue;
+  for (let line of text.split("\n")) {
+    if (/^[ \t]*\[/.test(line)) {
+      const header = CONFIG_HEADER.exec(line);
+      if (!header) return null;
+      const name = header[1]!.toLowerCase();
+      section = header[2] === undefined ? name : `${name}.${shownSubsection(name, header[2])}`;
+      // A key may follow on the header's line.
+      line = line.slice(header[0].length);
+      if (/^[ \t]*(?:[#;].*)?$/.test(line)) continue;
     }
     const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?$/.exec(line);
     if (!pair) continue;
@@ -895,31 +927,38 @@ function configKeys(text: string): Map<string, string[]> {
   return keys;
 }
 
+/** Keys that name a program or where git goes for one: said first in a HOLD. */
+const RUNS_SOMETHING =
+  /^(?:core\.(?:fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy)|[^.]+\.[^.]+\.(?:sshcommand|textconv|command|driver|clean|smudge|process)|alias\.|credential|include|uploadpack|receivepack|sequence\.editor)/;
+
 /**
  * What changed in a config file between two entries of this process's looks, by key
- * (`core.hookspath set`, `core.fsmonitor changed`, `alias.x removed`): so a person at a HOLD
- * tells husky's first install from a planted program at a glance. Null when either look's text
- * is not at hand (a look of another process, as after a crash) or no key differs. Never a
- * value: a url or a header may carry a credential.
+ * (`core.hookspath set`, `core.fsmonitor changed`, `alias.x removed`; keys that run a program
+ * first): so a person at a HOLD tells a hooks manager's first install from a planted program.
+ * Null when either look's text is not at hand (a look of another process, as after a crash) or
+ * cannot be read by key, or no key differs. Never a value, nor a subsection that may hold one.
  */
-export function configChange(before?: string, now?: string): string | null {
-  const was = before === undefined ? "" : configTexts.get(before);
-  const is = now === undefined ? "" : configTexts.get(now);
+export function configChange(label: string, before?: string, now?: string): string | null {
+  const was = before === undefined ? "" : configTexts.get(`${label}\0${before}`);
+  const is = now === undefined ? "" : configTexts.get(`${label}\0${now}`);
   if (was === undefined || is === undefined) return null;
   const a = configKeys(was);
   const b = configKeys(is);
-  const said: string[] = [];
-  for (const key of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+  if (a === null || b === null) return null;
+  const said: { key: string; text: string }[] = [];
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
     const x = a.get(key);
     const y = b.get(key);
-    if (x === undefined) said.push(`${key} set`);
-    else if (y === undefined) said.push(`${key} removed`);
-    else if (x.join("\n") !== y.join("\n")) said.push(`${key} changed`);
+    if (x === undefined) said.push({ key, text: `${key} set` });
+    else if (y === undefined) said.push({ key, text: `${key} removed` });
+    else if (x.join("\n") !== y.join("\n")) said.push({ key, text: `${key} changed` });
   }
   if (said.length === 0) return null;
-  return said.length > 5
-    ? `${said.slice(0, 5).join(", ")} and ${said.length - 5} more`
-    : said.join(", ");
+  const order = (k: string) => (RUNS_SOMETHING.test(k) ? "0" : "1") + k;
+  const texts = said.sort((p, q) => order(p.key).localeCompare(order(q.key))).map((c) => c.text);
+  return texts.length > 12
+    ? `${texts.slice(0, 12).join(", ")} and ${texts.length - 12} more`
+    : texts.join(", ");
 }
 
 /** changedControls()' labels for a HOLD: a config file's with what changed in it by key. */
@@ -929,7 +968,7 @@ export function describeControls(
   labels: readonly string[],
 ): string[] {
   return labels.map((label) => {
-    const change = configChange(before[label], now[label]);
+    const change = configChange(label, before[label], now[label]);
     return change === null ? label : `${label} (${change})`;
   });
 }

@@ -255,7 +255,7 @@ export async function checkAgentStayedInBounds(
       }`,
     );
     repair.push(
-      "relay ran no git command after the turn. Before you run git in this repository, look at those files: a program planted in git config or hooks runs on any git command. Put back what you did not expect; what you did (a hooks manager's core.hooksPath) may stay.",
+      "relay ran no git command after the turn. Before you run git in this repository, look at those files: a program planted in git config or hooks runs on any git command. Put back what you did not expect; what you did expect (a hooks manager's core.hooksPath, once you have read the hooks in the folder it names) may stay.",
     );
   } else {
     const remote = config.remote;

@@ -601,6 +601,14 @@ Deno.test("the guard reads what a config includes, whatever the condition: a tar
       join(dir, "home", ".gitconfig.local"),
       join(dir, "home", "work config"),
     ]);
+    // A key on its header's line, as git reads it too: `[include] path = …`.
+    await Deno.writeTextFile(global, "[include] path = ~/one-line\n");
+    await Deno.writeTextFile(join(dir, "home", "one-line"), "[user]\n\tname = A\n");
+    const oneLine = await controlFiles(scope);
+    await Deno.writeTextFile(join(dir, "home", "one-line"), "[core]\n\tpager = evil\n");
+    assert.deepEqual(changedControls(oneLine, await controlFiles(scope)), [
+      join(dir, "home", "one-line"),
+    ]);
   } finally {
     if (home === undefined) Deno.env.delete("HOME");
     else Deno.env.set("HOME", home);

@@ -114,8 +114,12 @@ const UNREADABLE = {
   mode: null,
 } as unknown as Deno.FileInfo;
 
-/** One look (controlFiles()) as it goes, by the `out` map it fills. */
+/** One look (controlFiles()) as it goes: what every add… function writes into. */
 interface Look {
+  /** The entries so far, by label: what controlFiles() returns once the look settles. */
+  out: Record<string, string>;
+  /** A path's label in `out` (labeler()). */
+  label: (p: string) => string;
   /** Date.now() when it began. */
   began: number;
   /** A look before a turn: it may take a file's hash from lastRead (LookOptions). */
@@ -136,23 +140,14 @@ interface Digest {
   config?: boolean;
 }
 
-const looks = new WeakMap<Record<string, string>, Look>();
-
-function lookOf(out: Record<string, string>): Look {
-  const look = looks.get(out);
-  if (!look) throw new Error("guard: an entry added outside controlFiles()");
-  return look;
-}
-
 /** `out[key]` becomes `prefix` and the hash of `data` once the look settles (settle()). */
 function digestInto(
-  out: Record<string, string>,
+  { out, digests }: Look,
   key: string,
   prefix: string,
   data: Uint8Array | string,
   more: Pick<Digest, "read" | "config"> = {},
 ): void {
-  const { digests } = lookOf(out);
   const placeholder = `${prefix}\0pending ${digests.length}`;
   out[key] = placeholder;
   digests.push({ key, prefix, placeholder, data, ...more });
@@ -165,10 +160,8 @@ function digestInto(
  */
 const SYNC_DIGESTS_FROM = 1000;
 
-/** Fills in every digest asked for in `out`. */
-async function settle(out: Record<string, string>): Promise<void> {
-  const { digests } = lookOf(out);
-  looks.delete(out);
+/** Fills in every digest the look asked for. */
+async function settle({ out, digests }: Look): Promise<void> {
   // The last asked for a key, unless the key was set since by other than a digest.
   const stands = digests.filter((d) => out[d.key] === d.placeholder);
   let hashes: string[];
@@ -343,11 +336,11 @@ const INIT_VALUE = "\0init\n";
 
 /** Adds `path` (a file, a symlink or a whole folder) to `out`, keyed by label. */
 function addTree(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   path: string,
   skip: (name: string) => boolean = () => false,
 ): void {
+  const { out, label } = look;
   const info = lstatOrNull(path);
   if (!info) return;
   if (info === UNREADABLE) {
@@ -355,7 +348,7 @@ function addTree(
     return;
   }
   if (info.isSymlink) {
-    linkEntry(out, label(path), path);
+    linkEntry(look, label(path), path);
     return;
   }
   if (info.isDirectory) {
@@ -367,7 +360,7 @@ function addTree(
       return;
     }
     for (const name of names) {
-      if (!skip(name)) addTree(out, label, join(path, name));
+      if (!skip(name)) addTree(look, join(path, name));
     }
     return;
   }
@@ -376,7 +369,6 @@ function addTree(
     out[label(path)] = `${info.mode ?? ""}:(not a file)`;
     return;
   }
-  const look = lookOf(out);
   const stamp = stampOf(info, look.began);
   const known = stamp === null || !look.reuse ? undefined : lastRead.get(path);
   if (known !== undefined && known.stamp === stamp) {
@@ -385,7 +377,13 @@ function addTree(
   }
   const data = readOrNull(path);
   if (data === null) return;
-  digestInto(out, label(path), `${info.mode ?? ""}:`, data, stamp ? { read: { path, stamp } } : {});
+  digestInto(
+    look,
+    label(path),
+    `${info.mode ?? ""}:`,
+    data,
+    stamp ? { read: { path, stamp } } : {},
+  );
 }
 
 /**
@@ -393,13 +391,14 @@ function addTree(
  * hook kept elsewhere (a dotfiles manager's link) is edited there. A folder or anything else
  * it names is not followed.
  */
-function linkEntry(out: Record<string, string>, key: string, path: string): void {
+function linkEntry(look: Look, key: string, path: string): void {
+  const { out } = look;
   const target = readLinkOr(path);
   const info = statOrNull(path);
   const data = info?.isFile ? readOrNull(path) : null;
   if (!info?.isFile) out[key] = `symlink -> ${target}`;
   else if (data === null) out[key] = `symlink -> ${target}: ${info.mode ?? ""}:`;
-  else digestInto(out, key, `symlink -> ${target}: ${info.mode ?? ""}:`, data);
+  else digestInto(look, key, `symlink -> ${target}: ${info.mode ?? ""}:`, data);
 }
 
 /** What the config files of one repository say beyond their text, gathered as they are read. */
@@ -433,8 +432,7 @@ function configReads(root: string): ConfigReads {
 
 /** Adds a git config file as comparedConfig() compares it; what else it says goes to `reads`. */
 function addConfig(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   path: string,
   reads: ConfigReads,
   /** Whether this is a file `git submodule init` writes to (a repository's own config). */
@@ -442,6 +440,7 @@ function addConfig(
   /** The files that included this one, outermost first (an include's target). */
   includedBy: readonly string[] = [],
 ): void {
+  const { label } = look;
   const info = lstatOrNull(path);
   if (!info) return;
   // A link to a file (a dotfiles manager's) is read through: git reads and writes the file it
@@ -449,8 +448,8 @@ function addConfig(
   // never walked (it may name a whole home folder).
   const link = info.isSymlink && statOrNull(path)?.isFile ? `symlink -> ${readLinkOr(path)}: ` : "";
   if (!info.isFile && !link) {
-    if (includedBy.length) return addKind(out, label, path);
-    return addTree(out, label, path);
+    if (includedBy.length) return addKind(look, path);
+    return addTree(look, path);
   }
   const data = readOrNull(path);
   if (data === null) return;
@@ -459,11 +458,11 @@ function addConfig(
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
   } catch {
     // Not UTF-8: its bytes, compared whole (decoding would make two different bytes one U+FFFD).
-    digestInto(out, label(path), link, data);
+    digestInto(look, label(path), link, data);
     return;
   }
   const compared = comparedConfig(text, { initLines });
-  digestInto(out, label(path), link, compared.rest, { config: true });
+  digestInto(look, label(path), link, compared.rest, { config: true });
   // What it includes, whatever the condition: git reads those files as part of this one (ten
   // deep at most, as git). One that does not exist has no entry: written later, it is new.
   const named = namedPaths(text, path, reads.root);
@@ -473,7 +472,7 @@ function addConfig(
       // be walked along every chain ten deep.
       if (target === path || includedBy.includes(target) || reads.included.has(target)) continue;
       reads.included.add(target);
-      addConfig(out, label, target, reads, false, [...includedBy, path]);
+      addConfig(look, target, reads, false, [...includedBy, path]);
     }
   }
   for (const [key, value] of Object.entries(compared.init)) {
@@ -496,26 +495,18 @@ function namedPaths(
   root: string,
 ): { includes: string[]; hooks: string[]; templates: string[] } {
   const named = { includes: [] as string[], hooks: [] as string[], templates: [] as string[] };
-  let section = "";
-  for (const line of text.replaceAll("\r\n", "\n").split("\n")) {
-    if (/^[ \t]*\[/.test(line)) {
-      section = INCLUDE_HEADER.test(line)
-        ? "include"
-        : /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)[ \t]*\]/.exec(line)?.[1]?.toLowerCase() ?? "";
-      continue;
-    }
-    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*=(.*)$/.exec(line);
-    if (!pair) continue;
-    const key = `${section}.${pair[1]!.toLowerCase()}`;
-    const list = key === "include.path"
+  for (const { section, sub, key, raw } of configPairs(text).pairs) {
+    const list = key === "path" &&
+        (section === "include" && sub === undefined || section === "includeif" && sub !== undefined)
       ? named.includes
-      : key === "core.hookspath"
+      : sub === undefined && section === "core" && key === "hookspath"
       ? named.hooks
-      : key === "init.templatedir"
+      : sub === undefined && section === "init" && key === "templatedir"
       ? named.templates
       : null;
-    let value = configValue(pair[2]!);
-    if (list === null || value === "") continue;
+    if (list === null || raw === undefined) continue;
+    let value = configValue(raw);
+    if (value === "") continue;
     if (value.startsWith("~/")) {
       const home = Deno.env.get("HOME");
       if (!home) continue;
@@ -528,8 +519,56 @@ function namedPaths(
   return named;
 }
 
-const INCLUDE_HEADER =
-  /^[ \t]*\[[ \t]*include(?:if[ \t]+"(?:[^"\\\n]|\\.)*")?[ \t]*\][ \t]*(?:[#;].*)?$/i;
+/** A header line: `[section]`, `[section "subsection"]`, or the old `[section.subsection]`. */
+const CONFIG_HEADER = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/;
+
+/** A line of a config text that sets a key. */
+interface ConfigPair {
+  /** Lowercase, as git names it (the old dotted `[section.sub]` form whole). */
+  section: string;
+  /** As git reads it (escapes undone); undefined under a header without one. */
+  sub?: string;
+  /** Lowercase. */
+  key: string;
+  /** What follows `=`, as written (configValue() reads it); undefined for a bare key. */
+  raw?: string;
+}
+
+/**
+ * The keys a config text sets, line by line as git reads them (CRLF a line end; a key may
+ * follow its header on the same line). `doubtful` when git may read it otherwise: a value that
+ * goes on over lines (git reads the next line as part of it), a lone CR, or a header this
+ * reading does not know (the lines under it then count under no section).
+ */
+function configPairs(text: string): { pairs: ConfigPair[]; doubtful: boolean } {
+  const lines = text.replaceAll("\r\n", "\n");
+  let doubtful = /\\\n|\\$|\r/.test(lines);
+  const pairs: ConfigPair[] = [];
+  let section = "";
+  let sub: string | undefined;
+  for (let line of lines.split("\n")) {
+    if (/^[ \t]*\[/.test(line)) {
+      const header = CONFIG_HEADER.exec(line);
+      if (!header) {
+        [section, sub, doubtful] = ["", undefined, true];
+        continue;
+      }
+      section = header[1]!.toLowerCase();
+      sub = header[2]?.replace(/\\(.)/g, "$1");
+      line = line.slice(header[0].length);
+      if (/^[ \t]*(?:[#;].*)?$/.test(line)) continue;
+    }
+    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?$/.exec(line);
+    if (!pair) continue;
+    pairs.push({
+      section,
+      key: pair[1]!.toLowerCase(),
+      ...(sub === undefined ? {} : { sub }),
+      ...(pair[2] === undefined ? {} : { raw: pair[2] }),
+    });
+  }
+  return { pairs, doubtful };
+}
 
 /** A config value as git reads it: quotes and escapes undone, a comment and outer blanks dropped. */
 function configValue(raw: string): string {
@@ -563,8 +602,7 @@ function configValue(raw: string): string {
  * entries (a hooksPath of the whole tree), only the files named as git's hooks.
  */
 function addHookDir(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   dir: string,
 ): void {
   const names = listDir(dir);
@@ -573,21 +611,20 @@ function addHookDir(
     if (many && !HOOK_NAMES.has(name)) continue;
     const path = join(dir, name);
     const info = lstatOrNull(path);
-    if (info && !info.isDirectory) addTree(out, label, path);
+    if (info && !info.isDirectory) addTree(look, path);
   }
 }
 
 /** The hook and template folders the configs named: a template's config, info/ and hooks/. */
 function addNamedHooks(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   reads: ConfigReads,
 ): void {
-  for (const dir of reads.hookDirs) addHookDir(out, label, dir);
+  for (const dir of reads.hookDirs) addHookDir(look, dir);
   for (const dir of reads.templateDirs) {
-    addTree(out, label, join(dir, "config"));
-    addHookDir(out, label, join(dir, "info"));
-    addHookDir(out, label, join(dir, "hooks"));
+    addTree(look, join(dir, "config"));
+    addHookDir(look, join(dir, "info"));
+    addHookDir(look, join(dir, "hooks"));
   }
 }
 
@@ -647,32 +684,32 @@ function addInitLines(
  * (`worktrees/<name>/modules/`), never here.
  */
 function addSubmoduleGitDirs(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   dir: string,
 ): void {
+  const { out, label } = look;
   // Anything but a folder is recorded as it is (a symlink by its target, never followed): a
   // git folder linked in from elsewhere shows up as the link.
   const info = lstatOrNull(dir);
   if (!info) return;
-  if (!info.isDirectory) return addTree(out, label, dir);
+  if (!info.isDirectory) return addTree(look, dir);
   // A git folder has a HEAD that is not a folder (git takes a symlink too; a folder named
   // HEAD is a submodule's name).
   const head = lstatOrNull(join(dir, "HEAD"));
   if (head && !head.isDirectory) {
     // A repository of its own: its config files' init lines are its own.
     const reads = configReads(dir);
-    addConfig(out, label, join(dir, "config"), reads, true);
-    addConfig(out, label, join(dir, "config.worktree"), reads);
+    addConfig(look, join(dir, "config"), reads, true);
+    addConfig(look, join(dir, "config.worktree"), reads);
     // Its urls: never expected (relay runs no submodule command there, nor does an agent's turn).
     addInitLines(out, reads.init, false, `${label(dir)}: `);
-    addNamedHooks(out, label, reads);
-    addTree(out, label, join(dir, "commondir"));
-    addTree(out, label, join(dir, "hooks"));
-    addTree(out, label, join(dir, "info"), INFO_SKIP);
-    return addSubmoduleGitDirs(out, label, join(dir, "modules"));
+    addNamedHooks(look, reads);
+    addTree(look, join(dir, "commondir"));
+    addTree(look, join(dir, "hooks"));
+    addTree(look, join(dir, "info"), INFO_SKIP);
+    return addSubmoduleGitDirs(look, join(dir, "modules"));
   }
-  for (const name of listDir(dir)) addSubmoduleGitDirs(out, label, join(dir, name));
+  for (const name of listDir(dir)) addSubmoduleGitDirs(look, join(dir, name));
 }
 
 /** A folder's entries, sorted; none when it cannot be read (what was in it then shows as gone). */
@@ -697,19 +734,19 @@ function readDirNames(path: string): string[] {
  * target (git takes a link only into refs/).
  */
 function addHead(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   gitDir: string,
 ): void {
+  const { out, label } = look;
   const path = join(gitDir, "HEAD");
   const info = lstatOrNull(path);
   if (!info) return;
-  if (!info.isFile) return addTree(out, label, path);
+  if (!info.isFile) return addTree(look, path);
   const data = readOrNull(path);
   const text = data === null ? "" : new TextDecoder().decode(data);
   if (/^(?:ref: refs\/[^\s]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(text)) {
     out[label(path)] = HEAD_TAKEN;
-  } else digestInto(out, label(path), `${info.mode ?? ""}:`, data ?? new Uint8Array());
+  } else digestInto(look, label(path), `${info.mode ?? ""}:`, data ?? new Uint8Array());
 }
 
 const HEAD_TAKEN = "a HEAD git takes";
@@ -720,23 +757,23 @@ const HEAD_TAKEN = "a HEAD git takes";
  * of the same path in the look (a hooks folder named there) has the last word, unmarked.
  */
 function addOtherCommondir(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   path: string,
 ): void {
+  const { label } = look;
   const info = lstatOrNull(path);
   const data = info?.isFile ? readOrNull(path) : null;
   if (info && data !== null && new TextDecoder().decode(data) === "../..\n") {
-    digestInto(out, label(path), `${COMES_AND_GOES}${info.mode ?? ""}:`, data);
-  } else addTree(out, label, path);
+    digestInto(look, label(path), `${COMES_AND_GOES}${info.mode ?? ""}:`, data);
+  } else addTree(look, path);
 }
 
 /** What a path is, not what it holds: a folder, a file, or a link by its target. */
 function addKind(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   path: string,
 ): void {
+  const { out, label } = look;
   const info = lstatOrNull(path);
   if (!info) return;
   // With its mode: git takes a folder it may not search (chmod a-x) for none.
@@ -769,57 +806,63 @@ export async function controlFiles(
 ): Promise<Record<string, string>> {
   const common = resolve(scope.commonDir);
   const label = labeler(common);
-  const out: Record<string, string> = {};
-  looks.set(out, { began: Date.now(), reuse: opts.beforeTurn === true, digests: [] });
+  const look: Look = {
+    out: {},
+    label,
+    began: Date.now(),
+    reuse: opts.beforeTurn === true,
+    digests: [],
+  };
+  const { out } = look;
   const reads = configReads(dirname(common));
-  addConfig(out, label, join(common, "config"), reads, true);
-  addConfig(out, label, join(common, "config.worktree"), reads);
+  addConfig(look, join(common, "config"), reads, true);
+  addConfig(look, join(common, "config.worktree"), reads);
   // What makes it a git folder at all: one git no longer takes (a HEAD made a link out of
   // refs/, refs or objects replaced) sends git up the folders to a repository of the agent's.
-  addHead(out, label, common);
-  for (const name of ["objects", "refs"]) addKind(out, label, join(common, name));
+  addHead(look, common);
+  for (const name of ["objects", "refs"]) addKind(look, join(common, name));
   // Where git would look for the repository instead (written into a git folder, it sends git
   // elsewhere).
-  addTree(out, label, join(common, "commondir"));
+  addTree(look, join(common, "commondir"));
   // Each git folder once: the common one above, every worktree's, then any other the scope
   // names (one registered elsewhere).
   const scoped = new Set(scope.gitDirs.map((d) => resolve(d)));
   const worktrees = (listDir(join(common, "worktrees")))
     .map((name) => join(common, "worktrees", name));
   for (const dir of new Set([...worktrees, ...[...scoped].filter((d) => d !== common)])) {
-    addHead(out, label, dir);
-    addConfig(out, label, join(dir, "config"), reads);
-    addConfig(out, label, join(dir, "config.worktree"), reads);
+    addHead(look, dir);
+    addConfig(look, join(dir, "config"), reads);
+    addConfig(look, join(dir, "config.worktree"), reads);
     // Where that worktree's git finds the repository (and so its config), whichever worktree.
     // Another worktree than the turn's may come or go (an agent's helper isolating itself with
     // `git worktree add`, a prune) as git makes one: a HEAD git takes, the usual commondir.
-    if (scoped.has(dir)) addTree(out, label, join(dir, "commondir"));
+    if (scoped.has(dir)) addTree(look, join(dir, "commondir"));
     else {
       const head = label(join(dir, "HEAD"));
       if (out[head] === HEAD_TAKEN) out[head] = COMES_AND_GOES + out[head];
-      addOtherCommondir(out, label, join(dir, "commondir"));
+      addOtherCommondir(look, join(dir, "commondir"));
     }
   }
-  addTree(out, label, join(common, "hooks"));
-  addSubmoduleGitDirs(out, label, join(common, "modules"));
+  addTree(look, join(common, "hooks"));
+  addSubmoduleGitDirs(look, join(common, "modules"));
   // relay's git notes (refs/notes/relay): the record `relay audit` trusts is written by the
   // planner side only, never during an agent's turn. By its value, loose or packed: git's gc
   // packs it (a move, not a change).
-  addRefValue(out, label, common, "refs/notes/relay");
-  addTree(out, label, join(common, "info"), INFO_SKIP);
+  addRefValue(look, common, "refs/notes/relay");
+  addTree(look, join(common, "info"), INFO_SKIP);
   const relay = join(common, "relay");
-  for (const dir of RELAY_RECORDS) addTree(out, label, join(relay, dir), TIMELINE_SKIP);
-  addTree(out, label, join(relay, "hold.json"));
+  for (const dir of RELAY_RECORDS) addTree(look, join(relay, dir), TIMELINE_SKIP);
+  addTree(look, join(relay, "hold.json"));
   // What strict mode trusts: a probe an agent wrote would pass a changed program.
-  addTree(out, label, join(relay, "probes.json"));
+  addTree(look, join(relay, "probes.json"));
   // A run folder that appears (or goes) during a turn was not made by relay.
-  digestInto(out, `${label(join(relay, "runs"))}/`, "", listDir(join(relay, "runs")).join("\n"));
-  if (scope.runDir) addTree(out, label, scope.runDir, RUN_DIR_SKIP);
-  for (const file of scope.files ?? []) addTree(out, label, file);
-  for (const file of scope.gitConfigFiles ?? []) addConfig(out, label, file, reads);
+  digestInto(look, `${label(join(relay, "runs"))}/`, "", listDir(join(relay, "runs")).join("\n"));
+  if (scope.runDir) addTree(look, scope.runDir, RUN_DIR_SKIP);
+  for (const file of scope.files ?? []) addTree(look, file);
+  for (const file of scope.gitConfigFiles ?? []) addConfig(look, file, reads);
   addInitLines(out, reads.init, true);
-  addNamedHooks(out, label, reads);
-  await settle(out);
+  addNamedHooks(look, reads);
+  await settle(look);
   return out;
 }
 
@@ -842,14 +885,14 @@ const COMES_AND_GOES = "\0worktree\n";
 
 /** A ref's value as git reads it: its loose file, else its line in packed-refs. */
 function addRefValue(
-  out: Record<string, string>,
-  label: (p: string) => string,
+  look: Look,
   common: string,
   ref: string,
 ): void {
+  const { out, label } = look;
   const loose = join(common, ...ref.split("/"));
   const info = lstatOrNull(loose);
-  if (info && !info.isFile) return addTree(out, label, loose);
+  if (info && !info.isFile) return addTree(look, loose);
   if (info) {
     const data = readOrNull(loose);
     out[label(loose)] = `ref ${new TextDecoder().decode(data ?? new Uint8Array()).trim()}`;
@@ -892,37 +935,22 @@ const NAMED_SUBSECTIONS = new Set([
  * reads it; anything else `‹…›`. Others are urls (`url`, `http`, `credential`), paths
  * (`includeIf`) or anything an agent wrote: a user and a token, or bytes a terminal obeys.
  */
-function shownSubsection(section: string, raw: string): string {
-  const name = raw.replace(/\\(.)/g, "$1");
+function shownSubsection(section: string, name: string): string {
   return NAMED_SUBSECTIONS.has(section) && /^[A-Za-z0-9._/-]{1,64}$/.test(name) ? name : "‹…›";
 }
 
-/** A header line: `[section]`, `[section "subsection"]`, or the old `[section.subsection]`. */
-const CONFIG_HEADER = /^[ \t]*\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*\]/;
-
 /**
- * A config text's keys (`section.subsection.key`, as `git config --list` names them) with their
- * values. Null where this reading could name a key wrongly: a value that goes on over lines
- * (git reads the next line as part of it), a lone CR, a header it does not know.
+ * A config text's keys (`section.subsection.key`, as `git config --list` names them, a
+ * subsection as shownSubsection() shows it) with their values. Null where this reading could
+ * name a key wrongly (configPairs()' `doubtful`).
  */
 function configKeys(text: string): Map<string, string[]> | null {
-  if (/\\\n|\\$|\r/.test(text)) return null;
+  const { pairs, doubtful } = configPairs(text);
+  if (doubtful) return null;
   const keys = new Map<string, string[]>();
-  let section = "";
-  for (let line of text.split("\n")) {
-    if (/^[ \t]*\[/.test(line)) {
-      const header = CONFIG_HEADER.exec(line);
-      if (!header) return null;
-      const name = header[1]!.toLowerCase();
-      section = header[2] === undefined ? name : `${name}.${shownSubsection(name, header[2])}`;
-      // A key may follow on the header's line.
-      line = line.slice(header[0].length);
-      if (/^[ \t]*(?:[#;].*)?$/.test(line)) continue;
-    }
-    const pair = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(?:=(.*))?$/.exec(line);
-    if (!pair) continue;
-    const key = `${section}.${pair[1]!.toLowerCase()}`;
-    keys.set(key, [...keys.get(key) ?? [], pair[2] === undefined ? "" : configValue(pair[2])]);
+  for (const { section, sub, key, raw } of pairs) {
+    const name = `${section}${sub === undefined ? "" : `.${shownSubsection(section, sub)}`}.${key}`;
+    keys.set(name, [...keys.get(name) ?? [], raw === undefined ? "" : configValue(raw)]);
   }
   return keys;
 }

@@ -200,3 +200,73 @@ Deno.test("a paperwork push that lost a race while a person's change sits in the
   ]);
   assert.match(await scene.out(["stash", "show", "-p"]), /local tweak/);
 });
+
+Deno.test("a person's open brief for another task pushed to main while relay's promotion waits uncommitted goes to the queue whole, never merged into relay's", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  await queue(scene, "Second");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const review = await scene.relay(["review"]);
+  assert.match(review.stdout, /promoted task 2/, all(review));
+
+  // A person writes their own brief into NEXT-STEPS.md on main, not with `relay inbox add`.
+  const person = await personClone(scene);
+  const hotfix = brief({ task: 9, title: "Hotfix by a person", status: "OPEN" })
+    .replace("Add the feature file.", "Fix the outage.");
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(join(person, "NEXT-STEPS.md"), hotfix);
+  }, "person: brief 9");
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 2 shipped/);
+  assert.match(
+    poll.stderr,
+    /NEXT-STEPS\.md as relay wrote it \(task 2\); the open brief in main's NEXT-STEPS\.md \(task 9\) went to the queue as \.relay\/inbox\/0009-hotfix-by-a-person\.md/,
+  );
+  // Task 2's brief ran as relay promoted it, with nothing of the person's in it.
+  const shipped = await scene.out(["show", "main:NEXT-STEPS.md"], scene.origin);
+  assert.match(shipped, /^Status: DONE\nTask: 2\nTitle: Second\n/);
+  assert.doesNotMatch(shipped, /outage|Hotfix/);
+  // The person's brief waits in the queue as they wrote it, and runs after task 2.
+  const queued = await scene.read(".relay/inbox/0009-hotfix-by-a-person.md");
+  assert.match(queued, /^Status: QUEUED\nTask: 9\nTitle: Hotfix by a person\n/);
+  assert.match(queued, /Fix the outage\./);
+  const merge = await scene.relay(["review"]);
+  assert.equal(merge.code, 0, all(merge));
+  assert.match(merge.stdout, /task 2 merged .*promoted task 9/);
+  const third = await scene.relay(["poll"]);
+  assert.match(third.stdout, /task 9 shipped/, all(third));
+});
+
+Deno.test("a person's open brief pushed to main while a report waits for review does not stop the review: the report's own brief is the one beside it", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(
+      join(person, "NEXT-STEPS.md"),
+      brief({
+        task: 9,
+        title: "Hotfix by a person",
+        status: "OPEN",
+        kind: "feature",
+        extraHeader: "Branch: task-9",
+      }),
+    );
+  }, "person: brief 9");
+
+  // Main's report is task 1's, main's brief task 9's: the review and the gate read task 1's
+  // brief where it was committed with its report, and merge task 1.
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stdout, /task 1 merged/);
+  assert.match(
+    await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
+    /^Merge task-1: First/,
+  );
+});

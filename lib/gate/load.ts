@@ -12,7 +12,7 @@ import { FULL_ID, readRefFile } from "../git/discover.ts";
 import { parseBrief } from "../protocol/brief.ts";
 import { parseReport } from "../protocol/report.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
-import { readStatus } from "../protocol/status_line.ts";
+import { readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { readReview } from "../state/tasks.ts";
 import { type GateInput, prepareChecks, type PreparedChecks, preparedFor } from "./gate.ts";
 
@@ -79,7 +79,8 @@ async function showFile(git: Git, rev: string, path: string): Promise<string | n
  * The brief the report on main answers. With `machines: split` the reviewer commits the
  * brief it promotes or writes (a fix) on its own, so main's brief may be the next one,
  * OPEN: the report's own is then the one in the executor's paperwork commit, the last
- * commit that changed the report. With `machines: one` it is always main's.
+ * commit that changed the report. With `machines: one` it is main's, unless main's is an
+ * open brief for another task than `reportTask`: one a person wrote there by hand.
  */
 export async function briefBesideReport(
   git: Git,
@@ -87,9 +88,11 @@ export async function briefBesideReport(
   split: boolean,
   /** Main's brief, when the caller already read it. */
   onMain?: string | null,
+  reportTask?: number,
 ): Promise<string | null> {
   const text = onMain !== undefined ? onMain : await showFile(git, mainRef, BRIEF_FILE);
-  if (!split || text === null || readStatus(text) !== "OPEN") return text;
+  if (text === null || readStatus(text) !== "OPEN") return text;
+  if (!split && (reportTask === undefined || readHeaderTask(text) === reportTask)) return text;
   const at = await git.out(["log", "-1", "--format=%H", mainRef, "--", REPORT_FILE]);
   return (at === "" ? null : await showFile(git, at, BRIEF_FILE)) ?? text;
 }
@@ -160,9 +163,13 @@ export async function loadGateInput(opts: LoadGateOptions): Promise<LoadedGate> 
     : prepareChecks(git, config, originMain, report.head);
   try {
     const briefFile = `${mainName}:${BRIEF_FILE}`;
-    const briefText = config.machines === "split"
-      ? await briefBesideReport(git, mainRef, true, blob(briefBlob))
-      : blob(briefBlob);
+    const briefText = await briefBesideReport(
+      git,
+      mainRef,
+      config.machines === "split",
+      blob(briefBlob),
+      report.task,
+    );
     if (briefText === null) {
       throw new InputError(
         { file: briefFile },

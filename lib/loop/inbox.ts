@@ -140,6 +140,37 @@ export async function addToInbox(
   return { task, title: brief.title, kind: brief.kind, file, brief };
 }
 
+/**
+ * Queues again a brief that left NEXT-STEPS.md without running: under its own number when
+ * `keep` and nothing here uses that number, else under the next number free here and in
+ * `taken` (a branch named for the old number follows the new one). A brief that does not
+ * parse is an InputError naming `source`.
+ */
+export async function queueAgain(
+  repo: RepoPaths,
+  text: string,
+  source: string,
+  opts: { keep: boolean; taken?: readonly number[] },
+): Promise<{ task: number; file: string }> {
+  // As lenient as `relay inbox add`, but for the Task line: the number is the brief's own.
+  const brief = parseBrief(text, source, { allowMissingBranch: true, allowMissingKind: true });
+  const used = await usedTaskNumbers(repo, await listInbox(repo.root));
+  const task = opts.keep && !used.has(brief.task)
+    ? brief.task
+    : Math.max(0, ...(opts.taken ?? []), ...used.keys()) + 1;
+  const branch = brief.branch === "" || brief.branch === `task-${brief.task}`
+    ? `task-${task}`
+    : brief.branch;
+  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
+  await Deno.writeTextFile(
+    join(repo.root, file),
+    writeBrief({ ...brief, task, branch, status: "QUEUED" }),
+    { createNew: true },
+  );
+  return { task, file };
+}
+
 export async function dropFromInbox(root: string, task: number): Promise<InboxEntry> {
   const entry = (await listInbox(root)).find((e) => e.task === task);
   if (!entry) {

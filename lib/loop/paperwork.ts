@@ -23,6 +23,7 @@ import {
   RELAY_PAPERWORK_PATHS,
   REPORT_FILE,
 } from "../state/paths.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import type { Log } from "../proc/log.ts";
 import { redact } from "../proc/redact.ts";
 
@@ -160,6 +161,8 @@ export async function restoreAside(
   now: string,
 ): Promise<string[]> {
   const said: string[] = [];
+  // Queued once every file is back: the number it keeps must be free of relay's brief.
+  let arrived: { text: string; task: number } | null = null;
   for (const [path, ours] of set.files) {
     const at = async (rev: string) =>
       (await primary.ok(["cat-file", "-e", `${rev}:${path}`]))
@@ -177,6 +180,12 @@ export async function restoreAside(
     } else if (theirs === null || theirs === older) {
       result = ours;
       said.push(`${path} as relay wrote it`);
+    } else if (path === BRIEF_FILE && otherTask(ours, theirs) !== null) {
+      // Another task's brief, written on main: merged line by line into relay's, the agent
+      // would run parts of both. Relay's stands whole; the other waits in the queue.
+      result = ours;
+      arrived = { text: theirs, task: otherTask(ours, theirs)! };
+      said.push(`${path} as relay wrote it (task ${readHeaderTask(ours)})`);
     } else {
       result = await mergeThreeWays(ours, older ?? "", theirs);
       said.push(`${path} merged with the change on main`);
@@ -187,7 +196,43 @@ export async function restoreAside(
       await Deno.writeTextFile(full, result);
     }
   }
+  if (arrived) said.push(await queueArrived(primary, arrived.text, arrived.task));
   return said;
+}
+
+/** The task `theirs` names when it is not the one `ours` names (both must name one). */
+function otherTask(ours: string, theirs: string): number | null {
+  const mine = readHeaderTask(ours);
+  const other = readHeaderTask(theirs);
+  return mine !== null && other !== null && mine !== other ? other : null;
+}
+
+/**
+ * Another task's brief that arrived in main's NEXT-STEPS.md while relay's stood there
+ * uncommitted (a person wrote it there rather than with `relay inbox add`): an open one is
+ * queued, under its own number while that is free; any other stays in main's history.
+ * Returns what became of it, for the log.
+ */
+async function queueArrived(primary: Git, text: string, task: number): Promise<string> {
+  const source = `main's ${BRIEF_FILE} (task ${task})`;
+  if (readStatus(text) !== "OPEN") {
+    return `${source}, not open, stays in main's history only`;
+  }
+  const { listInbox, queueAgain } = await import("./inbox.ts");
+  const queued = (await listInbox(primary.cwd)).find((e) => e.task === task);
+  if (queued) return `the open brief in ${source} is queued already, as ${queued.file}`;
+  const repo = discoverRepo(primary.cwd);
+  try {
+    if (!repo) throw new Error(`${primary.cwd} is not a git work tree`);
+    const moved = await queueAgain(repo, text, source, { keep: true });
+    return `the open brief in ${source} went to the queue as ${moved.file}${
+      moved.task !== task ? ` (task ${moved.task}: ${task} was taken)` : ""
+    }`;
+  } catch (err) {
+    return `the open brief in ${source} could not be queued (${
+      (err as Error).message.split("\n")[0]
+    }): it stays in main's history; queue it with "relay inbox add"`;
+  }
 }
 
 /** `git merge-file --ours`: both sides' changes, relay's where they touch the same lines. */
@@ -449,9 +494,6 @@ export async function commitReviewerPaperwork(
   const paths = entries.some((e) => e.slice(3).startsWith(`${INBOX_DIR}/`))
     ? [BRIEF_FILE, INBOX_DIR]
     : [BRIEF_FILE];
-  const { readHeaderField, readHeaderTask, readStatus } = await import(
-    "../protocol/status_line.ts"
-  );
   const brief = await Deno.readTextFile(join(primary.cwd, BRIEF_FILE)).catch(() => null);
   const task = readHeaderTask(brief);
   const subject = task === null

@@ -175,7 +175,11 @@ async function requeueMine(
     // This brief back in the queue under the next free number, for `why`.
     const requeueFree = async (why: string) => {
       known ??= await knownTasks(primary, remote, base, upstream, queuedUpstream);
-      const moved = await requeue(repo, path, text, [...known.keys(), ...mineNumbers]);
+      const { queueAgain } = await import("./inbox.ts");
+      const moved = await queueAgain(repo, text, path, {
+        keep: false,
+        taken: [...known.keys(), ...mineNumbers],
+      });
       known.set(moved.task, new Set([title]));
       renumbered.add(moved.task);
       back.push(`${moved.file} (was ${path}: ${why})`);
@@ -347,30 +351,6 @@ async function anchorOf(primary: Git, sha: string): Promise<string> {
   const anchor = `${STALE_PAPERWORK_ANCHORS}${new Date().toISOString().replace(/[:.]/g, "-")}`;
   await primary.updateRef(anchor, sha, "relay: stale paperwork set aside", "");
   return anchor;
-}
-
-/** Queues `text` again under the next number free here and on the remote (`taken`). */
-async function requeue(
-  repo: RepoPaths,
-  path: string,
-  text: string,
-  taken: number[],
-): Promise<{ task: number; file: string }> {
-  const { listInbox, usedTaskNumbers } = await import("./inbox.ts");
-  const { parseBrief } = await import("../protocol/brief.ts");
-  const { briefSlug, writeBrief } = await import("../protocol/brief_write.ts");
-  const used = await usedTaskNumbers(repo, await listInbox(repo.root));
-  const task = Math.max(0, ...taken, ...used.keys()) + 1;
-  const brief = parseBrief(text, path, { allowMissingBranch: true });
-  const branch = brief.branch === `task-${brief.task}` ? `task-${task}` : brief.branch;
-  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
-  await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
-  await Deno.writeTextFile(
-    join(repo.root, file),
-    writeBrief({ ...brief, task, branch, status: "QUEUED" }),
-    { createNew: true },
-  );
-  return { task, file };
 }
 
 /**

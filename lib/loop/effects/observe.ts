@@ -45,8 +45,15 @@ export async function readSubject(
   ]);
   if (reportText === null || reportText === undefined) return null;
   const report = parseReport(reportText, `origin/main:${REPORT_FILE}`);
-  // machines: split — main's brief may be the next one; the report's is beside it in history.
-  const briefText = split ? await briefBesideReport(git, originMain, true) : mainBrief ?? null;
+  // machines: split — main's brief may be the next one; the report's is beside it in history
+  // (so too with one machine when a person wrote another task's brief on main by hand).
+  const briefText = await briefBesideReport(
+    git,
+    originMain,
+    split,
+    mainBrief ?? null,
+    report.task,
+  );
   if (briefText === null) {
     throw new InputError(
       { file: `origin/main:${BRIEF_FILE}` },

@@ -76,6 +76,14 @@ async function heldPoll(scene: Scene): Promise<RelayResult> {
   const poll = await scene.relay(["poll"]);
   assert.equal(poll.code, HOLD, all(poll));
   assert.deepEqual(await originRefs(scene), before);
+  // The task's history has the HOLD once: the executor's fact, not that and the error again.
+  let held = 0;
+  for await (const e of Deno.readDir(join(stateDir(scene), "tasks"))) {
+    if (!e.name.endsWith(".events.jsonl")) continue;
+    const text = await Deno.readTextFile(join(stateDir(scene), "tasks", e.name));
+    held += text.split("\n").filter((l) => l.includes('"event":"held"')).length;
+  }
+  assert.equal(held, 1, "held events in the timeline");
   return poll;
 }
 

@@ -165,6 +165,8 @@ export function executorMachine(
       }
     },
     onHold: async (s, err) => {
+      // A HOLD the executor decided (its "held" fact) is on the timeline already.
+      if (s.held && err instanceof Error && err.message === s.held.reason) return;
       const entry = heldEntry(err);
       const log = timeline(ctx, s);
       if (entry && log) await log.add({ ...entry, run: s.run?.runId ?? null });

@@ -311,6 +311,7 @@ function healthy(): Snapshot {
     pause: null,
     locks: [],
     brief: null,
+    briefProblem: null,
     journal: false,
     lastPoll: null,
     report: null,
@@ -363,6 +364,14 @@ const openBrief = (s: Snapshot): Snapshot["brief"] => ({
 
 const CASES: [string, (s: Snapshot) => void, string | null, RegExp][] = [
   ["nothing wrong", () => {}, null, /./],
+  [
+    "a brief that does not parse",
+    (s) =>
+      s.briefProblem =
+        'NEXT-STEPS.md:1: Cannot read the brief: the first line is not a "Status:" line\n  fix: make line 1 "Status: OPEN"',
+    "problem",
+    /^make line 1 "Status: OPEN"$/,
+  ],
   [
     "ticks never ran",
     (s) => s.ticks = { poll: null, review: null },
@@ -672,4 +681,18 @@ Deno.test("relay doctor checks the profile's programs under the PATH of the sche
     res.stdout,
     new RegExp(`^problem: .*bash.*\\(PATH of the installed schedule \\(${crontab}\\)\\)$`, "m"),
   );
+});
+
+Deno.test("relay doctor never offers to commit and push a config that does not load: it is mended first", () => {
+  const s = healthy();
+  s.blockers = [{ what: ".relay/config.yaml is invalid", problem: "…", hold: false }];
+  s.initFiles = { uncommitted: [".relay/config.yaml"], unpushed: [] };
+  const init = runChecks(s).find((f) => f.id === "init-uncommitted");
+  assert.ok(init);
+  assert.match(
+    init.fix,
+    /^once \.relay\/config\.yaml is valid again \(the problem above\): git -C /,
+  );
+  s.blockers = [];
+  assert.match(runChecks(s).find((f) => f.id === "init-uncommitted")!.fix, /^git -C /);
 });

@@ -341,3 +341,26 @@ Deno.test("relay show through the CLI: a malformed line, an unknown flag, a word
   assert.equal(none.code, 2);
   assert.match(none.stderr, /missing argument: <task>/);
 });
+
+Deno.test("relay show says a turn that ended while no tick watched it ran for a time nobody saw, not 0s", async () => {
+  await using repo = await repoWithLog([
+    STORY[0]!,
+    STORY[1]!,
+    STORY[2]!,
+    ["2025-03-01T23:52:00Z", "r1", "executor", "turn-ended", 1, 1, {
+      role: "executor",
+      exit: null,
+      signal: null,
+      timedOut: false,
+      durationMs: 0,
+      interrupted: true,
+    }],
+  ]);
+  const res = await runShow(["1"], repo.path);
+  assert.equal(res.code, 0, res.stdout);
+  assert.match(
+    res.stdout,
+    /^23:52:00 +executor turn of unknown length \(it ended while no tick watched it\), interrupted$/m,
+  );
+  assert.doesNotMatch(res.stdout, /turn 0s/);
+});

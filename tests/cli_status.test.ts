@@ -97,6 +97,20 @@ Deno.test("relay status names an unreadable brief as a problem and exits 2", asy
   assert.match(data.problems[0], /^NEXT-STEPS\.md:1: /);
 });
 
+Deno.test("relay status with a brief whose Status line was deleted by hand says the loop is stopped, not idle", async () => {
+  await using scene = await makeScene();
+  await scene.write("NEXT-STEPS.md", brief({ task: 1, status: "OPEN" }).replace(/^.*\n/, ""));
+  const res = await scene.relay(["status"]);
+  assert.equal(res.code, 2, res.stderr);
+  assert.match(
+    res.stdout,
+    /^stopped: NEXT-STEPS\.md cannot be read \(the problem below\): every poll exits 2 until it is fixed$/m,
+  );
+  assert.doesNotMatch(res.stdout, /^idle|^next poll: +idle/m);
+  assert.match(res.stdout, /^next poll: +stops \(exit 2\): NEXT-STEPS\.md has no Status line/m);
+  assert.match(res.stdout, /^problem: NEXT-STEPS\.md:1: Cannot read the brief: the first line/m);
+});
+
 Deno.test("relay status --brief reads relay's files while a tick runs, and the tick goes on", async () => {
   await using scene = await makeScene({ agent: "waits.sh" });
   await queue(scene, "Slow");

@@ -193,3 +193,20 @@ Deno.test("relay status after polls that fail on an unreachable origin shows the
   assert.match(data.lastPoll.message, /gone\.git/);
   assert.ok(data.lastPoll.message.length <= 500);
 });
+
+Deno.test("relay status with an invalid config after a merge says the task is merged, and that every review stops", async () => {
+  await using scene = await makeScene();
+  await openTask(scene);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const review = await scene.relay(["review"]);
+  assert.match(review.stdout, /task 1 merged/, all(review));
+  await scene.write(".relay/config.yaml", "version: 1\nattempts: banana\n");
+
+  const res = await scene.relay(["status"]);
+  assert.equal(res.code, 2, all(res));
+  assert.match(
+    res.stdout,
+    /^blocked: task 1 is merged \([0-9a-f]{12}, by relay\); nothing queued, but every review stops: \.relay\/config\.yaml is invalid$/m,
+  );
+  assert.doesNotMatch(res.stdout, /reported SHIPPED, but/);
+});

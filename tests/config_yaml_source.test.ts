@@ -69,6 +69,14 @@ Deno.test("parseYamlWithLines() turns a syntax error into an InputError with fil
   assert.match(e.message, /fix: correct the YAML syntax/);
 });
 
+Deno.test("parseYamlWithLines() names the span of an error that starts on one line and lies on the next", () => {
+  const e = inputError(() => parseYamlWithLines("version: 1\n  bad indent: x\n", "conf.yaml"));
+  assert.equal(e.location.line, 1);
+  assert.match(e.message, /^conf\.yaml:1: Cannot parse YAML \(from line 1 to line 2\): /);
+  const one = inputError(() => parseYamlWithLines("a: 1\na: 2\n", "conf.yaml"));
+  assert.match(one.message, /^conf\.yaml:2: Cannot parse YAML: Map keys/);
+});
+
 Deno.test("parseYamlWithLines() rejects a duplicate key, naming its line", () => {
   const e = inputError(() => parseYamlWithLines("a: 1\nb: 2\na: 3\n", "conf.yaml"));
   assert.equal(e.location.line, 3);

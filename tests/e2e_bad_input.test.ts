@@ -114,6 +114,30 @@ const CASES: Case[] = [
     says: [/unknown status "MAYBE"/],
   },
   {
+    // A Status line deleted by hand: not an idle loop, on either path of the poll.
+    name: "NEXT-STEPS.md with no Status line, under cron's --quiet",
+    files: {
+      "NEXT-STEPS.md": nextSteps({
+        header: ["Task: 1", "Title: Add the feature", "Branch: task-1", "Kind: feature"],
+      }),
+    },
+    args: ["poll", "--quiet"],
+    file: "NEXT-STEPS.md",
+    line: 1,
+    says: [/the first line is not a "Status:" line/, /fix: make line 1 "Status: OPEN"/],
+  },
+  {
+    name: "NEXT-STEPS.md with no Status line, relay poll --json",
+    files: {
+      "NEXT-STEPS.md": nextSteps({
+        header: ["Task: 1", "Title: Add the feature", "Branch: task-1", "Kind: feature"],
+      }),
+    },
+    args: ["poll", "--json"],
+    file: "NEXT-STEPS.md",
+    line: 1,
+  },
+  {
     name: "relay promote over a NEXT-STEPS.md with an unknown status",
     files: {
       "NEXT-STEPS.md": nextSteps({

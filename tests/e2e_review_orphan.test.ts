@@ -119,6 +119,16 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, never join
     if (Deno.build.os === "linux") assert.match(journal.stamp ?? "", /^[0-9a-f-]{36}:\d+$/);
     assert.ok(await running(journal.pid), "the orphaned reviewer should still run");
 
+    // relay status tells what the next review does: wait for that reviewer, not start one.
+    const predicted = await scene.relay(["status"], { env });
+    assert.match(
+      predicted.stdout,
+      new RegExp(
+        `^next review: waits: the reviewer of run ${journal.runId} \\(pid ${journal.pid}\\), which an interrupted tick left running, runs on$`,
+        "m",
+      ),
+      all(predicted),
+    );
     // The reviewer's turn is still open: the next tick waits and starts nothing.
     const busy = await scene.relay(["review"], { env });
     assert.equal(busy.code, 0, all(busy));
@@ -140,12 +150,21 @@ Deno.test("a reviewer orphaned by a killed review tick is waited for, never join
     // holds, and launches nothing; a plain resume leaves it; only --retry-uncertain replays it.
     await Deno.writeTextFile(go, "");
     assert.ok(await waitUntilGone(journal.pid, 20_000), "the orphaned reviewer did not end");
+    const gone = await scene.relay(["status"], { env });
+    assert.match(
+      gone.stdout,
+      new RegExp(
+        `^next review: stops: the reviewer of run ${journal.runId} \\(pid ${journal.pid}\\) ended while no tick watched it`,
+        "m",
+      ),
+      all(gone),
+    );
     const held = await scene.relay(["review"], { env });
     assert.equal(held.code, 3, all(held));
     assert.match(
       held.stderr,
       new RegExp(
-        `HOLD: task 1: uncertain reviewer turn: run ${journal.runId} \\(pid ${journal.pid}, run ${journal.runId}\\) ended while no tick watched it`,
+        `HOLD: task 1: uncertain reviewer turn: run ${journal.runId} \\(pid ${journal.pid}\\) ended while no tick watched it`,
       ),
     );
     assert.match(held.stderr, /relay resume --retry-uncertain/);

@@ -238,6 +238,10 @@ Deno.test("idlePoll() answers only a plain idle poll, and leaves every other cas
     assert.equal(await answer(["poll", "--quiet"]), null);
     await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: OPNE\nTask: 2\n");
     assert.equal(await answer(["poll", "--quiet"]), null, "a Status typo is bad input");
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Task: 2\nTitle: no Status line\n");
+    assert.equal(await answer(["poll", "--quiet"]), null, "a brief with no Status is bad input");
+    await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "\n");
+    assert.equal(await answer(["poll", "--quiet"]), 0, "an empty brief file is no brief");
     await Deno.writeTextFile(join(repo, "NEXT-STEPS.md"), "Status: DONE\n");
     await Deno.mkdir(join(repo, ".git", "relay"), { recursive: true });
     await Deno.writeTextFile(join(repo, ".git", "relay", "journal.json"), "{}");

@@ -5,6 +5,7 @@
  * each check is a table test away from its cases.
  */
 import { shellLine, shellWord } from "../proc/shell.ts";
+import { CONFIG_FILE } from "../state/paths.ts";
 
 export interface Finding {
   /** The check that found it. */
@@ -85,6 +86,8 @@ export interface Snapshot {
     since: number | null;
     attempts: number;
   } | null;
+  /** Why NEXT-STEPS.md does not parse (the message, its fix on the line after), or null. */
+  briefProblem: string | null;
   /** An interrupted executor tick is journaled. */
   journal: boolean;
   /** The last poll's one-line result. */
@@ -283,6 +286,21 @@ export function openBriefIdle(s: Snapshot): Finding[] {
     fix: `relay -C ${
       shellWord(s.root)
     } poll (starts the executor now; "relay status" says what stops it)`,
+  })];
+}
+
+/** A brief that does not parse stops every poll (exit 2): the loop does nothing until it does. */
+export function briefUnreadable(s: Snapshot): Finding[] {
+  if (s.briefProblem === null) return [];
+  const [what = s.briefProblem, ...rest] = s.briefProblem.split("\n");
+  const fix = rest.join(" ").trim().replace(/^fix:\s*/, "");
+  return [problem({
+    id: "brief-unreadable",
+    key: `brief-unreadable:${what}`,
+    what,
+    why:
+      "every poll stops on it (exit 2) and starts no executor, and the review cannot tell which task it is about: the loop does nothing until it reads.",
+    fix: fix || "edit NEXT-STEPS.md as the message says",
   })];
 }
 
@@ -495,6 +513,10 @@ export function fixRounds(s: Snapshot): Finding[] {
 export function initFiles(s: Snapshot): Finding[] {
   const out: Finding[] = [];
   const git = `git -C ${shellWord(s.root)}`;
+  // A config that does not load is mended before it is committed, let alone pushed.
+  const mendFirst = s.blockers.some((b) => b.what === `${CONFIG_FILE} is invalid`)
+    ? `once ${CONFIG_FILE} is valid again (the problem above): `
+    : "";
   if (s.initFiles.uncommitted.length) {
     const files = s.initFiles.uncommitted;
     out.push(problem({
@@ -503,9 +525,9 @@ export function initFiles(s: Snapshot): Finding[] {
       what: `relay's files are not committed: ${files.join(", ")}`,
       why:
         `agents and the reviewer work from ${s.remote}/${s.main}: what is only in this tree applies to this clone, and REVIEWER.md that is not there is read as absent.`,
-      fix: `${git} add -- ${shellLine(files)} && ${git} commit -m "relay: init" && ${git} push ${
-        shellLine([s.remote, s.main])
-      }`,
+      fix: `${mendFirst}${git} add -- ${
+        shellLine(files)
+      } && ${git} commit -m "relay: init" && ${git} push ${shellLine([s.remote, s.main])}`,
     }));
   }
   if (s.initFiles.unpushed.length) {
@@ -516,7 +538,7 @@ export function initFiles(s: Snapshot): Finding[] {
       what: `relay's files are committed but not on ${s.remote}/${s.main}: ${files.join(", ")}`,
       why:
         `the reviewer and the task worktrees start from ${s.remote}/${s.main}, which does not have them.`,
-      fix: `${git} push ${shellLine([s.remote, s.main])}`,
+      fix: `${mendFirst}${git} push ${shellLine([s.remote, s.main])}`,
     }));
   }
   return out;
@@ -641,6 +663,7 @@ export const CHECKS: ((s: Snapshot) => Finding[])[] = [
   ticksRunning,
   locks,
   indexLocks,
+  briefUnreadable,
   openBriefIdle,
   reportUnreviewed,
   strandedPrs,

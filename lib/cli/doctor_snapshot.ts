@@ -154,10 +154,12 @@ export async function gather(
   let owner: Snapshot["owner"] = null;
   let report: Snapshot["report"] = null;
   let parsedBrief = null;
+  let briefProblem: string | null = null;
   try {
     parsedBrief = briefText === null ? null : parseBrief(briefText, BRIEF_FILE);
-  } catch {
-    // relay status and every tick say what is wrong with it.
+  } catch (err) {
+    // An empty file is no brief, as the poll reads it; anything else that does not parse stops it.
+    if (briefText?.trim()) briefProblem = (err as Error).message;
   }
   const reviewJournal = await readTextOrNull(state.reviewJournal);
   if (parsedBrief) {
@@ -493,6 +495,7 @@ export async function gather(
       pause: pause ? { by: pause.by, at: pause.at, reason: pause.reason } : null,
       locks,
       brief,
+      briefProblem,
       journal: journal !== null,
       lastPoll: lastPoll ? lastPoll.message.split("\n")[0]! : null,
       report,

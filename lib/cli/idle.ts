@@ -83,8 +83,9 @@ export function idlePoll(argv: readonly string[], cwd: string): number | null {
   }
   const status = brief === null ? null : readStatus(brief);
   if (status === "OPEN") return null;
-  // A Status line relay does not know (a typo for OPEN?) is bad input: the full path says so.
-  if (brief !== null && status === null && /^\uFEFF?\s*status\s*:/i.test(brief)) return null;
+  // A brief whose first line is no Status relay knows (a typo for OPEN, a line deleted by
+  // hand) is bad input, not an idle loop: the full path says so.
+  if (brief !== null && status === null && brief.trim() !== "") return null;
   beat(common, "poll");
   if (!quiet && Deno.stdout.isTerminal()) {
     console.log(`idle: ${brief === null ? `no ${BRIEF}` : `${BRIEF} is not OPEN`}`);

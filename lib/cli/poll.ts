@@ -56,9 +56,9 @@ export async function poll(args: string[], ctx: Context): Promise<number> {
   // machines: split — the brief to read is on the remote: the full tick fetches it.
   const split = mayBeSplit(readOrNull(join(repo.root, CONFIG_FILE)) ?? "");
   if (!unfinished && !split && (brief === null || readStatus(brief) !== "OPEN")) {
-    if (brief !== null && readStatus(brief) === null && /^\uFEFF?\s*status\s*:/i.test(brief)) {
-      // Line 1 is a Status line with a value relay does not know (a typo for OPEN?): say so
-      // (exit 2, file and line) rather than stay idle forever without a word.
+    if (brief !== null && readStatus(brief) === null && brief.trim() !== "") {
+      // Line 1 is no Status line relay knows (a typo for OPEN, a line deleted by hand): say
+      // so (exit 2, file and line) rather than stay idle forever without a word.
       try {
         const { parseBrief } = await import("../protocol/brief.ts");
         parseBrief(brief, BRIEF_FILE);

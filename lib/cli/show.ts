@@ -227,7 +227,11 @@ export function describe(e: LogEntry): string[] {
 }
 
 function turnEnded(d: Record<string, unknown>): string {
-  const head = `${s(d.role)} turn ${formatDuration(num(d.durationMs))}`;
+  // A turn that ended while no tick watched it ran for a time nobody saw end.
+  const unseen = d.interrupted === true && d.timedOut !== true && !num(d.durationMs);
+  const head = unseen
+    ? `${s(d.role)} turn of unknown length (it ended while no tick watched it)`
+    : `${s(d.role)} turn ${formatDuration(num(d.durationMs))}`;
   if (d.startError) return `${s(d.role)} turn could not start: ${cut(d.startError)}`;
   const how = [
     d.timedOut === true ? "timed out" : "",

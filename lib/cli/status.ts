@@ -16,6 +16,26 @@ async function readTextOrNull(path: string): Promise<string | null> {
 }
 
 /** Where the reviewer side stands on the reported task, in one line. */
+/** A task whose PR is merged, or closed at the reported head: what status says of it; else null. */
+function settled(
+  record: Awaited<ReturnType<typeof import("../state/tasks.ts").readReview>>,
+  task: number,
+  report: { head: string },
+  queued: number,
+): string | null {
+  if (record.merged) {
+    return `task ${task} is merged (${record.merged.sha.slice(0, 12)}, by ${record.merged.by})${
+      queued
+        ? `; ${queued} brief(s) queued: the next review tick or "relay promote" opens one`
+        : "; nothing queued"
+    }`;
+  }
+  if (record.closed?.head === report.head) {
+    return `task ${task}'s PR was closed unmerged by a person (${record.closed.reason})`;
+  }
+  return null;
+}
+
 async function reviewState(
   dirs: StatePaths,
   task: number,
@@ -27,16 +47,8 @@ async function reviewState(
   const { readReview } = await import("../state/tasks.ts");
   const record = await readReview(dirs, task, "");
   const pr = report.pr ? `PR ${report.pr}` : "the branch";
-  if (record.merged) {
-    return `task ${task} is merged (${record.merged.sha.slice(0, 12)}, by ${record.merged.by})${
-      queued
-        ? `; ${queued} brief(s) queued: the next review tick or "relay promote" opens one`
-        : "; nothing queued"
-    }`;
-  }
-  if (record.closed?.head === report.head) {
-    return `task ${task}'s PR was closed unmerged by a person (${record.closed.reason})`;
-  }
+  const ended = settled(record, task, report, queued);
+  if (ended !== null) return ended;
   if (report.outcome === "BLOCKED") {
     const { blockedOptions } = await import("../task/blocked.ts");
     return `task ${report.task} is BLOCKED: a person decides what happens next\n  next: ${
@@ -202,6 +214,9 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       : failed
       ? `an interrupted tick waits to be finished (${run}), but ${failed}: the next poll tries again`
       : `an interrupted tick will be finished by the next poll (${run})`;
+  } else if (briefText !== null && brief === null && briefText.trim() !== "") {
+    waiting =
+      `stopped: ${BRIEF_FILE} cannot be read (the problem below): every poll exits 2 until it is fixed`;
   } else if (brief?.status === "OPEN") {
     // Plain-git records only (no forge call: status stays local and quick).
     const { openPrRecords } = await import("../forge/plain_executor.ts");
@@ -227,8 +242,16 @@ export async function status(args: string[], ctx: Context): Promise<number> {
       : `task ${brief.task} is open: the next poll starts the executor`;
   } else if (report && brief?.status === "DONE") {
     const failed = lastFailed(lastReview, reviewCurrent);
+    // A task already merged (or closed) says so, even when every review stops.
+    const task = brief.fixes ?? brief.task;
+    const { readReview } = await import("../state/tasks.ts");
     waiting = reviewBlockers.length
-      ? blockedLine(`task ${report.task} reported ${report.outcome}`, "review", reviewBlockers)
+      ? blockedLine(
+        settled(await readReview(state, task, ""), task, report, inbox.length) ??
+          `task ${report.task} reported ${report.outcome}`,
+        "review",
+        reviewBlockers,
+      )
       : reviewHold
       ? reviewHold
       : `${await reviewState(state, brief.fixes ?? brief.task, report, inbox.length, repo)}${

@@ -21,7 +21,13 @@ export function parseYamlWithLines(text: string, file: string): YamlSource {
   const first = doc.errors[0];
   if (first !== undefined) {
     const line = first.linePos?.[0]?.line;
-    const problem = `Cannot parse YAML: ${firstLine(first.message)}`;
+    // An error that starts on one line may lie on the next (an indented line read as part of
+    // the value above it): the span of what went wrong there, as far as the parser saw it.
+    const ends = doc.errors.filter((e) => e.linePos?.[0]?.line === line)
+      .map((e) => e.linePos?.[1]?.line ?? 0);
+    const end = Math.max(0, ...ends);
+    const span = line !== undefined && end > line ? ` (from line ${line} to line ${end})` : "";
+    const problem = `Cannot parse YAML${span}: ${firstLine(first.message)}`;
     const fix = "correct the YAML syntax there (indentation, quoting, brackets, duplicate keys)";
     throw new InputError(line === undefined ? { file } : { file, line }, problem, fix);
   }

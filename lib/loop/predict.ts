@@ -71,6 +71,13 @@ export async function predictPoll(repo: RepoPaths, profileFlag?: string): Promis
     ...(profileFlag !== undefined ? { profileFlag } : {}),
   };
   const brief = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  // No Status relay knows on line 1 of a brief with something in it: the poll says so (exit 2).
+  if (brief !== null && readStatus(brief) === null && brief.trim() !== "") {
+    return {
+      effect: "bad-input",
+      says: `stops (exit 2): ${BRIEF_FILE} has no Status line relay knows on line 1`,
+    };
+  }
   const initial = initialExecutor({
     run: await readJournal(state.journal),
     briefOpen: brief !== null && readStatus(brief) === "OPEN",
@@ -112,7 +119,26 @@ export async function predictReview(repo: RepoPaths, profileFlag?: string): Prom
     ...(profileFlag !== undefined ? { profileFlag } : {}),
   };
   const mode = { kind: "tick" as const };
-  const initial = initialPlanner(mode, (await readHold(state.hold)) !== null);
+  const hold = (await readHold(state.hold)) !== null;
+  // A reviewer-side turn an interrupted tick left (settleOrphanReviewer): the next tick looks
+  // at it before anything else. Read only: a prediction never stops a process.
+  const rj = await import("./review_journal.ts");
+  const orphan = hold ? null : await rj.readReviewJournal(state.reviewJournal);
+  if (orphan && !(await rj.outcomeRecorded(state, orphan))) {
+    const { orphanState } = await import("../agents/orphan.ts");
+    const turn = `the ${orphan.role ?? "reviewer"} of run ${orphan.runId} (pid ${orphan.pid})`;
+    const now = await orphanState(orphan);
+    return now.kind === "running"
+      ? { effect: "wait", says: `waits: ${turn}, which an interrupted tick left running, runs on` }
+      : now.kind === "overdue"
+      ? { effect: "stop-orphan", says: `stops ${turn}, left running past its turn limit` }
+      : {
+        effect: "hold",
+        says:
+          `stops: ${turn} ended while no tick watched it (an uncertain turn a person decides on)`,
+      };
+  }
+  const initial = initialPlanner(mode, hold);
   const machine = dry(
     plannerMachine(ctx, mode),
     (effect, _s: PlannerState) =>

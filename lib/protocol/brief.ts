@@ -60,7 +60,11 @@ export function parseBrief(text: string, file: string, opts: ParseBriefOptions =
 
   const status = header.get("status");
   if (!status) {
-    throw fail(1, 'the first line is not a "Status:" line', 'make line 1 "Status: OPEN"');
+    throw fail(
+      1,
+      'the first line is not a "Status:" line',
+      'make line 1 "Status: OPEN" ("Status: DONE" for a task that has run, "Status: QUEUED" in the inbox)',
+    );
   }
   if (status.line !== 1) {
     throw fail(

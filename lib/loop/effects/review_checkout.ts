@@ -100,7 +100,7 @@ export async function settleOrphanReviewer(
         kind: "review-held",
         reason: `task ${s.task}: uncertain ${
           orphan.role && orphan.role !== "reviewer" ? `${orphan.role} stage` : "reviewer"
-        } turn: run ${orphan.runId} (${run}) ended while no tick watched it, so nobody checked what it did or what it concluded`,
+        } turn: run ${orphan.runId} (pid ${orphan.pid}) ended while no tick watched it, so nobody checked what it did or what it concluded`,
         next:
           `relay does not run it again by itself (a replay is another paid turn, and may act twice). Look at .git/relay/runs/${orphan.runId}/, then either run it again with "relay resume --retry-uncertain", or ${
             orphan.role === "plan"

@@ -502,6 +502,34 @@ Deno.test("an agent that moves main gets a HOLD, nothing is pushed, and its comm
   assert.match(anchors, /-before$/m);
 });
 
+Deno.test("a commit made on main in the primary tree during a turn is kept under an anchor, and the HOLD's advice, followed word for word, gets the loop going", async () => {
+  await using scene = await makeScene({ agent: "commits-primary.sh" });
+  await openBrief(scene);
+  const mainBefore = await scene.out(["rev-parse", "main"]);
+
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, HOLD, all(poll));
+  const onMain = await scene.out(["rev-parse", "main"]);
+  assert.notEqual(onMain, mainBefore);
+  const hold = JSON.parse(await Deno.readTextFile(holdPath(scene)));
+  const kept = /is kept under (refs\/relay\/anchors\/task-1\/\S+-main)\./.exec(hold.next)?.[1];
+  assert.ok(kept, hold.next);
+  assert.equal(await scene.out(["rev-parse", kept]), onMain);
+
+  // The advice, word for word: main back where it was, then resume.
+  const advice = /"(git switch --detach && git branch -f main [0-9a-f]+ && git switch main)"/
+    .exec(hold.next)?.[1];
+  assert.ok(advice, hold.next);
+  for (const step of advice.split(" && ")) await scene.git(scene.work, step.split(" ").slice(1));
+  assert.equal(await scene.out(["rev-parse", "main"]), mainBefore);
+  assert.equal((await scene.relay(["resume"])).code, 0);
+  await scene.setAgent("revise.sh");
+  const next = await scene.relay(["poll"]);
+  assert.equal(next.code, 0, all(next));
+  assert.match(next.stdout, /task 1 shipped/);
+  assert.equal(await scene.out(["rev-parse", kept]), onMain, "the anchor stays");
+});
+
 Deno.test("after a resumed moves-main HOLD, relay never pushes the agent's commit to origin/main", async () => {
   await using scene = await makeScene({ agent: "moves-main.sh" });
   await openBrief(scene);

@@ -275,6 +275,13 @@ export async function checkAgentStayedInBounds(
       problems.push(
         `${config.main} moved from ${journal.mainBefore.slice(0, 12)} to ${main.slice(0, 12)}`,
       );
+      // What main holds now may be on no anchor of the turn (a commit made in the primary
+      // tree, not the worktree): kept before the advice asks for main back where it was.
+      const keep = anchorRef(journal.task, journal.runId, "main");
+      if (main) await primary.updateRef(keep, main, `relay: ${config.main} moved during the turn`);
+      repair.push(
+        `${config.main} as the turn left it is kept under ${keep}. Put ${config.main} back where it was before the turn: in ${tick.repo.root}, "git switch --detach && git branch -f ${config.main} ${journal.mainBefore} && git switch ${config.main}".`,
+      );
     }
     const wt = new Git(journal.worktree);
     const branch = await wt.branch().catch(() => null);

@@ -85,8 +85,15 @@ export const PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, RELAY_DIR] as const;
  */
 export const RELAY_PAPERWORK_PATHS = [BRIEF_FILE, REPORT_FILE, INBOX_DIR] as const;
 
-/** Refs relay writes. Anchors keep every agent turn's starting point reachable. */
-export function anchorRef(task: number, runId: string, when: "before" | "after"): string {
+/**
+ * Refs relay writes. Anchors keep every agent turn's starting point reachable (`before`), its
+ * branch after it (`after`), and what main held when the turn moved it (`main`).
+ */
+export function anchorRef(
+  task: number,
+  runId: string,
+  when: "before" | "after" | "main",
+): string {
   return `refs/relay/anchors/task-${task}/${runId}-${when}`;
 }
 

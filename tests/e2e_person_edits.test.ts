@@ -269,4 +269,45 @@ Deno.test("a person's open brief pushed to main while a report waits for review 
     await scene.out(["log", "-1", "--format=%s", "main"], scene.origin),
     /^Merge task-1: First/,
   );
+  // The person's brief is not lost on main: queued, then promoted as any other, and it runs.
+  assert.match(
+    review.stderr,
+    /queued the open brief for task 9 that a person wrote into origin\/main:NEXT-STEPS\.md as \.relay\/inbox\/0009-hotfix-by-a-person\.md/,
+  );
+  assert.match(review.stdout, /promoted task 9/);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 9 shipped/);
+});
+
+Deno.test("a person's open brief pushed to main while the loop is idle is taken up by the next review tick, and runs", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  assert.match((await scene.relay(["review"])).stdout, /task 1 merged/);
+  const idle = await scene.relay(["review"]);
+  assert.match(idle.stdout, /nothing to promote: the inbox is empty/, all(idle));
+
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(
+      join(person, "NEXT-STEPS.md"),
+      brief({ task: 7, title: "Written on main", status: "OPEN" }),
+    );
+  }, "person: brief 7");
+  // The loop's clone still reads task 1's DONE brief: its poll is idle until the review looks.
+  const before = await scene.relay(["poll"]);
+  assert.equal(before.code, 0, all(before));
+  assert.doesNotMatch(before.stdout, /shipped/);
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(review.stdout, /promoted task 7/);
+  // Said once: the next review finds it open in the loop's clone.
+  const again = await scene.relay(["review"]);
+  assert.doesNotMatch(again.stderr, /queued the open brief/, all(again));
+  const poll = await scene.relay(["poll"]);
+  assert.match(poll.stdout, /task 7 shipped/, all(poll));
+  const merged = await scene.relay(["review"]);
+  assert.match(merged.stdout, /task 7 merged/, all(merged));
 });

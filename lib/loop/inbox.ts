@@ -163,11 +163,18 @@ export async function queueAgain(
     : brief.branch;
   const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
   await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
-  await Deno.writeTextFile(
-    join(repo.root, file),
-    writeBrief({ ...brief, task, branch, status: "QUEUED" }),
-    { createNew: true },
-  );
+  try {
+    await Deno.writeTextFile(
+      join(repo.root, file),
+      writeBrief({ ...brief, task, branch, status: "QUEUED" }),
+      { createNew: true },
+    );
+  } catch (err) {
+    // The other tick of the same minute queued this very brief a moment ago.
+    if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+    const there = await readTextOrNull(join(repo.root, file));
+    if (readHeaderTask(there) !== task) throw err;
+  }
   return { task, file };
 }
 

@@ -65,6 +65,8 @@ export interface PlanSubject {
   /** The PR's own task: the brief's `Fixes:` on a fix, else its task. */
   task: number;
   originMain: string;
+  /** Main's NEXT-STEPS.md as the tick read it: with split machines, often the next brief. */
+  mainBrief?: string | null;
 }
 
 /** A planner tick's context: the forge, and what `observe` found. */

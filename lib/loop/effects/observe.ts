@@ -69,7 +69,13 @@ export async function readSubject(
       "the executor commits both in one paperwork commit; restore them together",
     );
   }
-  return { report, brief, task: brief.fixes ?? brief.task, originMain };
+  return {
+    report,
+    brief,
+    task: brief.fixes ?? brief.task,
+    originMain,
+    mainBrief: mainBrief ?? null,
+  };
 }
 
 /**

@@ -10,6 +10,7 @@ import { buildOutputMatcher } from "../../git/build_output.ts";
 import { tryLock, waitLock } from "../../state/lock.ts";
 import { BRIEF_FILE } from "../../state/paths.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
+import { readHeaderTask, readStatus } from "../../protocol/status_line.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
 import { runPlan } from "../plan.ts";
@@ -31,6 +32,8 @@ export async function promote(
   const branch = prOf(tick).branch;
   let done = effect.done;
   const said = (message: string): PlannerEvent => ({ kind: "promoted", message });
+  const adopted = await adoptMainBrief(tick);
+  if (adopted) tick.log.step(adopted);
   // Every review tick comes back here while the report on main is for a merged task: the
   // loop's resting state. Take the poll lock only when there is something to do, so a
   // poll that fires at the same second never waits for a review that has nothing to say.
@@ -85,6 +88,39 @@ export async function promote(
     };
   }
   return said(`${done}; ${res.message}`);
+}
+
+/**
+ * machines: one — an open brief a person wrote into main's NEXT-STEPS.md by hand, for another
+ * task than the report's (relay's own briefs reach main only with their report, DONE): the
+ * loop's clone would never see it, its idle poll reading its own tree. Queued under its own
+ * number, so the promotion opens it as it would any other (plan review included); a number
+ * relay has used already is said, every tick, and nothing is queued. Returns what to log.
+ */
+async function adoptMainBrief(tick: PlanContext): Promise<string | null> {
+  const text = tick.subject?.mainBrief;
+  if (!text || ready(tick).config.machines === "split" || readStatus(text) !== "OPEN") {
+    return null;
+  }
+  const task = readHeaderTask(text);
+  if (task === null || task === tick.subject!.report.task) return null;
+  if (readHeaderTask(await readTextOrNull(join(tick.repo.root, BRIEF_FILE))) === task) return null;
+  const { listInbox, queueAgain, usedTaskNumbers } = await import("../inbox.ts");
+  const inbox = await listInbox(tick.repo.root);
+  if (inbox.some((e) => e.task === task)) return null;
+  const where = `${ready(tick).config.remote}/${ready(tick).config.main}:${BRIEF_FILE}`;
+  const used = (await usedTaskNumbers(tick.repo, inbox)).get(task);
+  if (used !== undefined) {
+    return `${where} opens task ${task}, written there by hand, but relay has used that number (${used}): queue it with "relay inbox add" instead`;
+  }
+  try {
+    const queued = await queueAgain(tick.repo, text, where, { keep: true });
+    return `queued the open brief for task ${task} that a person wrote into ${where} as ${queued.file}`;
+  } catch (err) {
+    return `${where} opens task ${task}, written there by hand, but it cannot be queued (${
+      (err as Error).message.split("\n")[0]
+    }): queue it with "relay inbox add"`;
+  }
 }
 
 /**

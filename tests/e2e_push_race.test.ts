@@ -60,18 +60,35 @@ async function hook(scene: Scene, name: string, script: string): Promise<void> {
  * at X but expected Y". The marker file gets the person's commit. With
  * `note`, the person's commit adds that line to the brief's goal in NEXT-STEPS.md.
  */
-async function personPushesAtOnce(scene: Scene, marker: string, note?: string): Promise<void> {
-  const edit = note === undefined ? "" : [
-    `idx=${sh(`${marker}.index`)}`,
-    `GIT_INDEX_FILE="$idx" git read-tree refs/heads/main || exit 1`,
-    // Under the brief's "## Goal": a person's note in a place the brief allows one.
-    `blob=$(git show refs/heads/main:NEXT-STEPS.md | awk -v note=${
-      sh(note)
-    } '{ print } /^## Goal$/ { print note }' | git hash-object -w --stdin) || exit 1`,
-    `GIT_INDEX_FILE="$idx" git update-index --add --cacheinfo "100644,$blob,NEXT-STEPS.md" || exit 1`,
-    `tree=$(GIT_INDEX_FILE="$idx" git write-tree) || exit 1`,
-    `rm -f "$idx"`,
-  ].join("\n");
+async function personPushesAtOnce(
+  scene: Scene,
+  marker: string,
+  note?: string,
+  /** A whole NEXT-STEPS.md the person's commit has instead (a file's path). */
+  replace?: string,
+): Promise<void> {
+  const edit = replace !== undefined
+    ? [
+      `idx=${sh(`${marker}.index`)}`,
+      `GIT_INDEX_FILE="$idx" git read-tree refs/heads/main || exit 1`,
+      `blob=$(git hash-object -w ${sh(replace)}) || exit 1`,
+      `GIT_INDEX_FILE="$idx" git update-index --add --cacheinfo "100644,$blob,NEXT-STEPS.md" || exit 1`,
+      `tree=$(GIT_INDEX_FILE="$idx" git write-tree) || exit 1`,
+      `rm -f "$idx"`,
+    ].join("\n")
+    : note === undefined
+    ? ""
+    : [
+      `idx=${sh(`${marker}.index`)}`,
+      `GIT_INDEX_FILE="$idx" git read-tree refs/heads/main || exit 1`,
+      // Under the brief's "## Goal": a person's note in a place the brief allows one.
+      `blob=$(git show refs/heads/main:NEXT-STEPS.md | awk -v note=${
+        sh(note)
+      } '{ print } /^## Goal$/ { print note }' | git hash-object -w --stdin) || exit 1`,
+      `GIT_INDEX_FILE="$idx" git update-index --add --cacheinfo "100644,$blob,NEXT-STEPS.md" || exit 1`,
+      `tree=$(GIT_INDEX_FILE="$idx" git write-tree) || exit 1`,
+      `rm -f "$idx"`,
+    ].join("\n");
   await hook(
     scene,
     "update",
@@ -193,6 +210,8 @@ Deno.test("a person's edit of NEXT-STEPS.md pushed at the same moment: relay's p
   // Where both changed the brief, relay's paperwork wins: task 2 is DONE on main.
   const briefOnMain = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
   assert.match(briefOnMain, /^Status: DONE\nTask: 2\n/);
+  // Task 1's brief with a note is another task's: none of it is merged into task 2's.
+  assert.doesNotMatch(briefOnMain, /A note from a person/);
   assert.match(
     await scene.out(["show", `${person1}:NEXT-STEPS.md`], scene.origin),
     /A note from a person, pushed during the paperwork\./,
@@ -217,6 +236,41 @@ Deno.test("a person's edit of NEXT-STEPS.md pushed at the same moment: relay's p
     "Merge task-2",
     "Merge task-1",
   ]);
+});
+
+Deno.test("a person's open brief for another task pushed at the same moment as relay's paperwork: relay's brief lands whole, the person's is queued and runs next", async () => {
+  await using scene = await makeScene();
+  await queue(scene, brief({ title: "First" }));
+  await promote(scene);
+  const theirs = join(scene.dir, "brief-9.md");
+  await Deno.writeTextFile(
+    theirs,
+    brief({ task: 9, title: "Hotfix by a person", status: "OPEN" }).replace(
+      "Add the feature file.",
+      "Fix the outage.",
+    ),
+  );
+  const marker = join(scene.dir, "person-1");
+  await personPushesAtOnce(scene, marker, undefined, theirs);
+  const poll = await scene.relay(["poll"]);
+  assert.equal(poll.code, 0, all(poll));
+  assert.match(poll.stdout, /task 1 shipped/);
+  assert.match(
+    poll.stderr,
+    /NEXT-STEPS\.md as relay committed it \(task 1\); the open brief in main's NEXT-STEPS\.md \(task 9\) went to the queue as \.relay\/inbox\/0009-hotfix-by-a-person\.md/,
+  );
+  await noHold(scene);
+  const onMain = await scene.out(["show", "refs/heads/main:NEXT-STEPS.md"], scene.origin);
+  assert.match(onMain, /^Status: DONE\nTask: 1\nTitle: First\n/);
+  assert.doesNotMatch(onMain, /outage|Hotfix/);
+  assert.match(
+    await scene.out(["show", `${await readMarker(marker)}:NEXT-STEPS.md`], scene.origin),
+    /Fix the outage\./,
+  );
+  const review = await tick(scene, "review");
+  assert.match(review.stdout, /task 1 merged .*promoted task 9/, all(review));
+  const next = await tick(scene, "poll");
+  assert.match(next.stdout, /task 9 shipped/, all(next));
 });
 
 Deno.test("the remote unreachable at push time is retried by the next tick, never a HOLD", async () => {

@@ -457,12 +457,51 @@ export async function rebasePaperwork(
       { local: true },
     );
   }
+  const kept = await keepOwnBrief(primary, before, origin);
+  if (kept) opts.log.step(kept);
   if (set) {
     const outcomes = await restoreAside(primary, set, before, await primary.head());
     opts.log.step(
       `put relay's uncommitted paperwork back after the rebase: ${outcomes.join("; ")}`,
     );
   }
+}
+
+/**
+ * After the rebase: relay's committed brief over another task's that arrived on main meanwhile,
+ * as restoreAside keeps its uncommitted one. `-X theirs` settles only the lines both changed:
+ * the rest of the person's would be in relay's brief, a brief of two tasks. Relay's stands
+ * whole (the rebased commit amended, a local one never pushed), and the other, when open, is
+ * queued. Returns what to log, or null when main's brief was not changed meanwhile.
+ */
+async function keepOwnBrief(primary: Git, before: string, origin: string): Promise<string | null> {
+  const base = (await primary.run(["merge-base", before, origin], { allowFail: true })).stdout
+    .trim();
+  if (base === "") return null;
+  const [mine = null] = await primary.showFiles(before, [BRIEF_FILE]);
+  const [older = null] = await primary.showFiles(base, [BRIEF_FILE]);
+  const [theirs = null] = await primary.showFiles(origin, [BRIEF_FILE]);
+  if (mine === null || theirs === null || mine === older || theirs === older) return null;
+  const task = otherTask(mine, theirs);
+  if (task === null) return null;
+  const [now = null] = await primary.showFiles("HEAD", [BRIEF_FILE]);
+  if (now !== mine) {
+    await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), mine);
+    await primary.run([
+      "commit",
+      "--quiet",
+      "--amend",
+      "--no-edit",
+      "--no-verify",
+      "--",
+      BRIEF_FILE,
+    ]);
+  }
+  return `${BRIEF_FILE} as relay committed it (task ${readHeaderTask(mine)}); ${await queueArrived(
+    primary,
+    theirs,
+    task,
+  )}`;
 }
 
 /**

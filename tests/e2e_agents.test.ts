@@ -516,12 +516,20 @@ Deno.test("a commit made on main in the primary tree during a turn is kept under
   assert.ok(kept, hold.next);
   assert.equal(await scene.out(["rev-parse", kept]), onMain);
 
-  // The advice, word for word: main back where it was, then resume.
+  // The advice, word for word: main back where it was, relay's brief (which the commit took
+  // along) back from the anchor, then resume.
   const advice = /"(git switch --detach && git branch -f main [0-9a-f]+ && git switch main)"/
     .exec(hold.next)?.[1];
   assert.ok(advice, hold.next);
-  for (const step of advice.split(" && ")) await scene.git(scene.work, step.split(" ").slice(1));
+  const back =
+    /That commit also holds relay's paperwork \(NEXT-STEPS\.md: .*"(git checkout \S+ -- NEXT-STEPS\.md)"/
+      .exec(hold.next)?.[1];
+  assert.ok(back, hold.next);
+  for (const step of [...advice.split(" && "), back]) {
+    await scene.git(scene.work, step.split(" ").slice(1));
+  }
   assert.equal(await scene.out(["rev-parse", "main"]), mainBefore);
+  assert.match(await scene.read("NEXT-STEPS.md"), /^Status: OPEN\nTask: 1\n/);
   assert.equal((await scene.relay(["resume"])).code, 0);
   await scene.setAgent("revise.sh");
   const next = await scene.relay(["poll"]);

@@ -272,7 +272,7 @@ Deno.test("a person's open brief pushed to main while a report waits for review 
   // The person's brief is not lost on main: queued, then promoted as any other, and it runs.
   assert.match(
     review.stderr,
-    /queued the open brief for task 9 that a person wrote into origin\/main:NEXT-STEPS\.md as \.relay\/inbox\/0009-hotfix-by-a-person\.md/,
+    /the open brief in origin\/main:NEXT-STEPS\.md went to the queue as \.relay\/inbox\/0009-hotfix-by-a-person\.md \(a person wrote it there by hand\)/,
   );
   assert.match(review.stdout, /promoted task 9/);
   const poll = await scene.relay(["poll"]);
@@ -305,9 +305,76 @@ Deno.test("a person's open brief pushed to main while the loop is idle is taken 
   assert.match(review.stdout, /promoted task 7/);
   // Said once: the next review finds it open in the loop's clone.
   const again = await scene.relay(["review"]);
-  assert.doesNotMatch(again.stderr, /queued the open brief/, all(again));
+  assert.doesNotMatch(again.stderr, /went to the queue/, all(again));
   const poll = await scene.relay(["poll"]);
   assert.match(poll.stdout, /task 7 shipped/, all(poll));
   const merged = await scene.relay(["review"]);
   assert.match(merged.stdout, /task 7 merged/, all(merged));
+});
+
+Deno.test("a person's brief pushed to main under a number queued only in the loop's clone is queued under the next, never merged into the queued one", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  // Task 2 waits in the loop's clone's queue, uncommitted: a person's clone cannot see it.
+  await queue(scene, "Second");
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(
+      join(person, "NEXT-STEPS.md"),
+      brief({ task: 2, title: "Hotfix by a person", status: "OPEN" }).replace(
+        "Add the feature file.",
+        "Fix the outage.",
+      ),
+    );
+  }, "person: brief 2");
+
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 0, all(review));
+  assert.match(
+    review.stderr,
+    /went to the queue as \.relay\/inbox\/0003-hotfix-by-a-person\.md \(task 3: 2 was taken\)/,
+  );
+  assert.match(review.stdout, /task 1 merged .*promoted task 2/);
+  const again = await scene.relay(["review"]);
+  assert.doesNotMatch(again.stderr, /went to the queue/, all(again));
+
+  const poll = await scene.relay(["poll"]);
+  assert.match(poll.stdout, /task 2 shipped/, all(poll));
+  const shipped = await scene.out(["show", "main:NEXT-STEPS.md"], scene.origin);
+  assert.match(shipped, /^Status: DONE\nTask: 2\nTitle: Second\n/);
+  assert.doesNotMatch(shipped, /outage|Hotfix/);
+  const merged = await scene.relay(["review"]);
+  assert.match(merged.stdout, /task 2 merged .*promoted task 3/, all(merged));
+  const third = await scene.relay(["poll"]);
+  assert.match(third.stdout, /task 3 shipped/, all(third));
+  assert.match(await scene.out(["show", "main:NEXT-STEPS.md"], scene.origin), /Fix the outage/);
+});
+
+Deno.test("a person's brief pushed to main under the number of relay's uncommitted promotion, another title, is queued under the next number", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  await queue(scene, "Second");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  assert.match((await scene.relay(["review"])).stdout, /promoted task 2/);
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(
+      join(person, "NEXT-STEPS.md"),
+      brief({ task: 2, title: "Hotfix by a person", status: "OPEN" }),
+    );
+  }, "person: brief 2");
+
+  const poll = await scene.relay(["poll"]);
+  assert.match(poll.stdout, /task 2 shipped/, all(poll));
+  assert.match(
+    poll.stderr,
+    /the open brief in main's NEXT-STEPS\.md \(task 2\) went to the queue as \.relay\/inbox\/0003-hotfix-by-a-person\.md \(task 3: 2 was taken\)/,
+  );
+  assert.match(
+    await scene.out(["show", "main:NEXT-STEPS.md"], scene.origin),
+    /^Status: DONE\nTask: 2\nTitle: Second\n/,
+  );
 });

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { queueAgain } from "../lib/loop/inbox.ts";
+import { queueAgain, queueFromMain } from "../lib/loop/inbox.ts";
 import { brief } from "./helpers/scene.ts";
 
 async function repo(): Promise<
@@ -27,7 +27,7 @@ async function repo(): Promise<
 
 const HOTFIX = brief({ task: 9, title: "Hotfix", status: "OPEN" });
 
-Deno.test("queueAgain keeps a free number, and two ticks queueing the same brief at once make one file", async () => {
+Deno.test("queueAgain keeps a free number, and makes one file when the other tick queued the same brief a moment before", async () => {
   await using r = await repo();
   const [a, b] = await Promise.all([
     queueAgain(r, HOTFIX, "main's NEXT-STEPS.md", { keep: true }),
@@ -40,6 +40,36 @@ Deno.test("queueAgain keeps a free number, and two ticks queueing the same brief
   const text = await Deno.readTextFile(join(r.root, a.file));
   assert.match(text, /^Status: QUEUED\nTask: 9\nTitle: Hotfix\n/);
   assert.match(text, /^Branch: task-9$/m);
+});
+
+Deno.test("queueFromMain queues a brief from main once: not again after it left the queue, nor under a second number", async () => {
+  await using r = await repo();
+  const first = await queueFromMain(r, HOTFIX, "main");
+  assert.equal(first, "the open brief in main went to the queue as .relay/inbox/0009-hotfix.md");
+  assert.equal(await queueFromMain(r, HOTFIX, "main"), null);
+  // Dropped by a person (or promoted, run, closed): main still shows it until relay's next
+  // paperwork commit, and it is not queued again.
+  await Deno.remove(join(r.root, ".relay", "inbox", "0009-hotfix.md"));
+  assert.equal(await queueFromMain(r, HOTFIX, "main"), null);
+  assert.deepEqual([...Deno.readDirSync(join(r.root, ".relay", "inbox"))], []);
+  // Another text is another brief.
+  const other = HOTFIX.replace("Add the feature file.", "Something else.");
+  assert.match((await queueFromMain(r, other, "main"))!, /went to the queue as .*0009-hotfix\.md/);
+});
+
+Deno.test("queueFromMain takes a brief queued here under the same number and title to be that one", async () => {
+  await using r = await repo();
+  await queueAgain(r, brief({ task: 9, title: "Hotfix", status: "QUEUED" }), "inbox", {
+    keep: true,
+  });
+  assert.equal(
+    await queueFromMain(r, HOTFIX, "main"),
+    "the open brief in main is queued already, as .relay/inbox/0009-hotfix.md",
+  );
+  assert.deepEqual(
+    [...Deno.readDirSync(join(r.root, ".relay", "inbox"))].map((e) => e.name),
+    ["0009-hotfix.md"],
+  );
 });
 
 Deno.test("queueAgain gives a number relay has used to no second brief: the next free one, its branch too", async () => {

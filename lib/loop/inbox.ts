@@ -3,7 +3,7 @@
  * `Status: QUEUED`, taken in task-number order. Adding assigns the next free
  * task number when a brief has none and refuses a number already used.
  */
-import { readHeaderTask } from "../protocol/status_line.ts";
+import { readHeaderField, readHeaderTask } from "../protocol/status_line.ts";
 import { readTextOrNull } from "../state/json_file.ts";
 import { join } from "../path.ts";
 import { InputError } from "../errors.ts";
@@ -152,10 +152,14 @@ export async function queueAgain(
   source: string,
   opts: { keep: boolean; taken?: readonly number[] },
 ): Promise<{ task: number; file: string }> {
-  // As lenient as `relay inbox add`, but for the Task line: the number is the brief's own.
-  const brief = parseBrief(text, source, { allowMissingBranch: true, allowMissingKind: true });
+  // As lenient as `relay inbox add`: a brief with no Task line takes the next free number.
+  const brief = parseBrief(text, source, {
+    allowMissingTask: true,
+    allowMissingBranch: true,
+    allowMissingKind: true,
+  });
   const used = await usedTaskNumbers(repo, await listInbox(repo.root));
-  const task = opts.keep && !used.has(brief.task)
+  const task = opts.keep && brief.task > 0 && !used.has(brief.task)
     ? brief.task
     : Math.max(0, ...(opts.taken ?? []), ...used.keys()) + 1;
   const branch = brief.branch === "" || brief.branch === `task-${brief.task}`
@@ -176,6 +180,71 @@ export async function queueAgain(
     if (readHeaderTask(there) !== task) throw err;
   }
   return { task, file };
+}
+
+/** Main's hand-written briefs relay queued, by a hash of their text (queueFromMain). */
+const ADOPTED = "adopted-briefs.json";
+
+/**
+ * An open brief a person wrote into main's NEXT-STEPS.md by hand (machines: one), queued once:
+ * by a hash of its text, kept in `.git/relay/adopted-briefs.json`, so no later tick queues it
+ * again while main still shows it (after it ran, was dropped or closed). Under its own number
+ * while that is free, else the next free one; a brief queued or open here already under that
+ * number and title is taken to be this one. Callers hold the poll lock (both ticks queue here).
+ * Returns what became of it, for the log; null when it was queued before.
+ */
+/** The record of main's briefs queued by queueFromMain, and this text's key in it. */
+async function adoptedRecord(repo: RepoPaths, text: string) {
+  const { sha256 } = await import("../proc/hash.ts");
+  const { readJson } = await import("../state/json_file.ts");
+  const path = join(statePaths(repo.commonDir).dir, ADOPTED);
+  const record = (await readJson<Record<string, { task: number; file: string; at: string }>>(
+    path,
+  ).catch(() => null)) ?? {};
+  return { path, record, key: await sha256(text) };
+}
+
+/** Whether queueFromMain queued this text before (read without a lock: a hint, not a claim). */
+export async function queuedFromMain(repo: RepoPaths, text: string): Promise<boolean> {
+  const { record, key } = await adoptedRecord(repo, text);
+  return record[key] !== undefined;
+}
+
+export async function queueFromMain(
+  repo: RepoPaths,
+  text: string,
+  source: string,
+): Promise<string | null> {
+  const { writeJson } = await import("../state/json_file.ts");
+  const { path, record, key } = await adoptedRecord(repo, text);
+  if (record[key]) return null;
+  const task = readHeaderTask(text);
+  const title = readHeaderField(text, "title");
+  const same = (other: string | null) =>
+    task !== null && readHeaderTask(other) === task && readHeaderField(other, "title") === title;
+  const here =
+    (await listInbox(repo.root)).find((e) => same(`Task: ${e.task}\nTitle: ${e.title}\n`))?.file ??
+      (same(await readTextOrNull(join(repo.root, BRIEF_FILE))) ? BRIEF_FILE : null);
+  let said: string;
+  let queued: { task: number; file: string };
+  if (here !== null) {
+    queued = { task: task!, file: here };
+    said = `the open brief in ${source} is queued already, as ${here}`;
+  } else {
+    try {
+      queued = await queueAgain(repo, text, source, { keep: true });
+    } catch (err) {
+      return `the open brief in ${source} could not be queued (${
+        (err as Error).message.split("\n")[0]
+      }): it stays in main's history; queue it with "relay inbox add"`;
+    }
+    said = `the open brief in ${source} went to the queue as ${queued.file}${
+      task !== null && queued.task !== task ? ` (task ${queued.task}: ${task} was taken)` : ""
+    }`;
+  }
+  record[key] = { ...queued, at: new Date().toISOString() };
+  await writeJson(path, record);
+  return said;
 }
 
 export async function dropFromInbox(root: string, task: number): Promise<InboxEntry> {

@@ -39,11 +39,26 @@ import { redact } from "../proc/redact.ts";
  * would publish them unreviewed), or when a person's own uncommitted change
  * to another file is in the way.
  */
+/** How syncMain, pushMain and rebasePaperwork bring relay's paperwork onto a moved main. */
+export interface PaperworkSync {
+  /** Where copies of relay's uncommitted paperwork go before it is set aside. */
+  aside: string;
+  log: Log;
+  /** The caller fetched just now (split mode's one fetch at the start of a tick). */
+  fetched?: boolean;
+  /**
+   * machines: one — another task's brief on main was written there by a person (relay's own
+   * reach main only DONE, with their report): relay's brief stands whole, the other is queued.
+   * With split machines the reviewer commits open briefs itself; those are left as before.
+   */
+  personBriefs?: boolean;
+}
+
 export async function syncMain(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log; fetched?: boolean },
+  opts: PaperworkSync,
 ): Promise<void> {
   // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick);
   // otherwise a fetch this tick made a moment ago (no agent ran since) stands: the push is
@@ -70,7 +85,7 @@ export async function syncMain(
       );
     }
     if (set) {
-      const outcomes = await restoreAside(primary, set, local, origin);
+      const outcomes = await restoreAside(primary, set, local, origin, opts.personBriefs);
       opts.log.step(
         `brought ${main} up to ${remote}/${main} (${
           origin.slice(0, 12)
@@ -159,10 +174,12 @@ export async function restoreAside(
   set: Aside,
   base: string,
   now: string,
+  /** PaperworkSync.personBriefs. */
+  personBriefs = false,
 ): Promise<string[]> {
   const said: string[] = [];
   // Queued once every file is back: the number it keeps must be free of relay's brief.
-  let arrived: { text: string; task: number } | null = null;
+  let arrived: string | null = null;
   for (const [path, ours] of set.files) {
     const at = async (rev: string) =>
       (await primary.ok(["cat-file", "-e", `${rev}:${path}`]))
@@ -180,11 +197,11 @@ export async function restoreAside(
     } else if (theirs === null || theirs === older) {
       result = ours;
       said.push(`${path} as relay wrote it`);
-    } else if (path === BRIEF_FILE && otherTask(ours, theirs) !== null) {
+    } else if (personBriefs && path === BRIEF_FILE && otherBrief(ours, theirs)) {
       // Another task's brief, written on main: merged line by line into relay's, the agent
       // would run parts of both. Relay's stands whole; the other waits in the queue.
       result = ours;
-      arrived = { text: theirs, task: otherTask(ours, theirs)! };
+      arrived = theirs;
       said.push(`${path} as relay wrote it (task ${readHeaderTask(ours)})`);
     } else {
       result = await mergeThreeWays(ours, older ?? "", theirs);
@@ -196,43 +213,36 @@ export async function restoreAside(
       await Deno.writeTextFile(full, result);
     }
   }
-  if (arrived) said.push(await queueArrived(primary, arrived.text, arrived.task));
+  if (arrived !== null) said.push(await queueArrived(primary, arrived));
   return said;
 }
 
-/** The task `theirs` names when it is not the one `ours` names (both must name one). */
-function otherTask(ours: string, theirs: string): number | null {
+/**
+ * Whether `theirs` is another brief than `ours`: for another task, for none it names, or one
+ * under the same number and another title (a person on their own clone cannot see what is
+ * queued only here, and picks the next number main shows).
+ */
+function otherBrief(ours: string, theirs: string): boolean {
   const mine = readHeaderTask(ours);
-  const other = readHeaderTask(theirs);
-  return mine !== null && other !== null && mine !== other ? other : null;
+  return mine !== null &&
+    (readHeaderTask(theirs) !== mine ||
+      readHeaderField(theirs, "title") !== readHeaderField(ours, "title"));
 }
 
 /**
- * Another task's brief that arrived in main's NEXT-STEPS.md while relay's stood there
- * uncommitted (a person wrote it there rather than with `relay inbox add`): an open one is
- * queued, under its own number while that is free; any other stays in main's history.
- * Returns what became of it, for the log.
+ * Another task's brief that arrived in main's NEXT-STEPS.md while relay's stood there (a
+ * person wrote it there rather than with `relay inbox add`): an open one is queued once
+ * (queueFromMain); any other stays in main's history. Returns what became of it, for the log.
  */
-async function queueArrived(primary: Git, text: string, task: number): Promise<string> {
-  const source = `main's ${BRIEF_FILE} (task ${task})`;
-  if (readStatus(text) !== "OPEN") {
-    return `${source}, not open, stays in main's history only`;
-  }
-  const { listInbox, queueAgain } = await import("./inbox.ts");
-  const queued = (await listInbox(primary.cwd)).find((e) => e.task === task);
-  if (queued) return `the open brief in ${source} is queued already, as ${queued.file}`;
+async function queueArrived(primary: Git, text: string): Promise<string> {
+  const task = readHeaderTask(text);
+  const source = `main's ${BRIEF_FILE} (${task === null ? "no Task line" : `task ${task}`})`;
+  if (readStatus(text) !== "OPEN") return `${source}, not open, stays in main's history only`;
   const repo = discoverRepo(primary.cwd);
-  try {
-    if (!repo) throw new Error(`${primary.cwd} is not a git work tree`);
-    const moved = await queueAgain(repo, text, source, { keep: true });
-    return `the open brief in ${source} went to the queue as ${moved.file}${
-      moved.task !== task ? ` (task ${moved.task}: ${task} was taken)` : ""
-    }`;
-  } catch (err) {
-    return `the open brief in ${source} could not be queued (${
-      (err as Error).message.split("\n")[0]
-    }): it stays in main's history; queue it with "relay inbox add"`;
-  }
+  if (!repo) return `${source} stays in main's history: ${primary.cwd} is not a git work tree`;
+  const { queueFromMain } = await import("./inbox.ts");
+  return await queueFromMain(repo, text, source) ??
+    `the open brief in ${source} was queued before (.git/relay/adopted-briefs.json)`;
 }
 
 /** `git merge-file --ours`: both sides' changes, relay's where they touch the same lines. */
@@ -347,7 +357,7 @@ export async function pushMain(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log },
+  opts: PaperworkSync,
 ): Promise<void> {
   const { log } = opts;
   // Whatever is on local main goes out with the push: only relay's paperwork may (a tick
@@ -407,7 +417,7 @@ export async function rebasePaperwork(
   primary: Git,
   remote: string,
   main: string,
-  opts: { aside: string; log: Log; fetched?: boolean },
+  opts: PaperworkSync,
 ): Promise<void> {
   // `fetched`: the caller fetched just now (split mode's one fetch at the start of a tick).
   if (!opts.fetched) await primary.fetch(remote);
@@ -457,10 +467,16 @@ export async function rebasePaperwork(
       { local: true },
     );
   }
-  const kept = await keepOwnBrief(primary, before, origin);
+  const kept = opts.personBriefs ? await keepOwnBrief(primary, before, origin) : null;
   if (kept) opts.log.step(kept);
   if (set) {
-    const outcomes = await restoreAside(primary, set, before, await primary.head());
+    const outcomes = await restoreAside(
+      primary,
+      set,
+      before,
+      await primary.head(),
+      opts.personBriefs,
+    );
     opts.log.step(
       `put relay's uncommitted paperwork back after the rebase: ${outcomes.join("; ")}`,
     );
@@ -482,8 +498,7 @@ async function keepOwnBrief(primary: Git, before: string, origin: string): Promi
   const [older = null] = await primary.showFiles(base, [BRIEF_FILE]);
   const [theirs = null] = await primary.showFiles(origin, [BRIEF_FILE]);
   if (mine === null || theirs === null || mine === older || theirs === older) return null;
-  const task = otherTask(mine, theirs);
-  if (task === null) return null;
+  if (!otherBrief(mine, theirs)) return null;
   const [now = null] = await primary.showFiles("HEAD", [BRIEF_FILE]);
   if (now !== mine) {
     await Deno.writeTextFile(join(primary.cwd, BRIEF_FILE), mine);
@@ -500,7 +515,6 @@ async function keepOwnBrief(primary: Git, before: string, origin: string): Promi
   return `${BRIEF_FILE} as relay committed it (task ${readHeaderTask(mine)}); ${await queueArrived(
     primary,
     theirs,
-    task,
   )}`;
 }
 

@@ -10,11 +10,12 @@ import { join } from "../path.ts";
 import { HoldError } from "../errors.ts";
 import type { RepoPaths } from "../git/discover.ts";
 import { silentLog } from "../proc/log.ts";
-import { BRIEF_FILE, statePaths } from "../state/paths.ts";
+import { BRIEF_FILE, CONFIG_FILE, statePaths } from "../state/paths.ts";
 import { readJournal } from "../state/journal.ts";
 import { readHold } from "../state/hold.ts";
 import { readTextOrNull } from "../state/json_file.ts";
-import { readStatus } from "../protocol/status_line.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
+import { mayBeSplit } from "../state/machines.ts";
 import type { ExecutorEffect, PlannerEffect } from "../task/effects.ts";
 import { type ExecutorState, initialExecutor } from "../task/executor.ts";
 import { initialPlanner, type PlannerState } from "../task/planner.ts";
@@ -71,15 +72,18 @@ export async function predictPoll(repo: RepoPaths, profileFlag?: string): Promis
     ...(profileFlag !== undefined ? { profileFlag } : {}),
   };
   const brief = await readTextOrNull(join(repo.root, BRIEF_FILE));
-  // No Status relay knows on line 1 of a brief with something in it: the poll says so (exit 2).
-  if (brief !== null && readStatus(brief) === null && brief.trim() !== "") {
+  const run = await readJournal(state.journal);
+  const split = mayBeSplit(await readTextOrNull(join(repo.root, CONFIG_FILE)) ?? "");
+  // No Status relay knows on line 1 of a brief with something in it: the poll says so (exit 2),
+  // as lib/cli/poll.ts does before any tick (none is unfinished, the brief is this tree's).
+  if (!run && !split && brief !== null && readStatus(brief) === null && brief.trim() !== "") {
     return {
       effect: "bad-input",
       says: `stops (exit 2): ${BRIEF_FILE} has no Status line relay knows on line 1`,
     };
   }
   const initial = initialExecutor({
-    run: await readJournal(state.journal),
+    run,
     briefOpen: brief !== null && readStatus(brief) === "OPEN",
     hold: (await readHold(state.hold)) !== null,
   });
@@ -122,21 +126,39 @@ export async function predictReview(repo: RepoPaths, profileFlag?: string): Prom
   const hold = (await readHold(state.hold)) !== null;
   // A reviewer-side turn an interrupted tick left (settleOrphanReviewer): the next tick looks
   // at it before anything else. Read only: a prediction never stops a process.
+  // With split machines the remote decides what such a turn was worth (review_stale.ts).
   const rj = await import("./review_journal.ts");
-  const orphan = hold ? null : await rj.readReviewJournal(state.reviewJournal);
+  const split = mayBeSplit(await readTextOrNull(join(repo.root, CONFIG_FILE)) ?? "");
+  const orphan = hold || split ? null : await rj.readReviewJournal(state.reviewJournal);
   if (orphan && !(await rj.outcomeRecorded(state, orphan))) {
     const { orphanState } = await import("../agents/orphan.ts");
     const turn = `the ${orphan.role ?? "reviewer"} of run ${orphan.runId} (pid ${orphan.pid})`;
     const now = await orphanState(orphan);
-    return now.kind === "running"
-      ? { effect: "wait", says: `waits: ${turn}, which an interrupted tick left running, runs on` }
-      : now.kind === "overdue"
-      ? { effect: "stop-orphan", says: `stops ${turn}, left running past its turn limit` }
-      : {
+    if (now.kind === "running") {
+      return {
+        effect: "wait",
+        says: `waits: ${turn}, which an interrupted tick left running, runs on`,
+      };
+    }
+    if (now.kind === "overdue") {
+      return { effect: "stop-orphan", says: `stops ${turn}, left running past its turn limit` };
+    }
+    // Ended unwatched: uncertain when it was about the PR the report is for (as of this tree's
+    // last sync: a fix brief's own task, else the brief's), else void, and the tick goes on.
+    const brief = await readTextOrNull(join(repo.root, BRIEF_FILE));
+    const fixes = Number(readHeaderField(brief, "fixes") ?? NaN);
+    const pr = readStatus(brief ?? "") !== "DONE"
+      ? null
+      : Number.isInteger(fixes)
+      ? fixes
+      : readHeaderTask(brief);
+    if (orphan.task === pr) {
+      return {
         effect: "hold",
         says:
           `stops: ${turn} ended while no tick watched it (an uncertain turn a person decides on)`,
       };
+    }
   }
   const initial = initialPlanner(mode, hold);
   const machine = dry(

@@ -9,7 +9,7 @@ import { join, resolve } from "../path.ts";
 import { Git, GITLINK_MODE } from "../git/git.ts";
 import { currentBranch } from "../git/discover.ts";
 import { largeFileHash, sha256, type SyncHash, syncHash } from "../proc/hash.ts";
-import { anchorRef, INBOX_DIR, turnAnchorPrefix } from "../state/paths.ts";
+import { anchorRef, INBOX_DIR, RELAY_PAPERWORK_PATHS, turnAnchorPrefix } from "../state/paths.ts";
 import type { Journal } from "../state/journal.ts";
 import {
   changedControls,
@@ -279,8 +279,31 @@ export async function checkAgentStayedInBounds(
       // tree, not the worktree): kept before the advice asks for main back where it was.
       const keep = anchorRef(journal.task, journal.runId, "main");
       if (main) await primary.updateRef(keep, main, `relay: ${config.main} moved during the turn`);
+      // A commit of the primary tree may have taken relay's uncommitted paperwork along (a
+      // promoted brief, the inbox): the switch back would leave it only under the anchor.
+      const carried = main
+        ? (await primary.out([
+          "diff",
+          "--name-only",
+          "-z",
+          "--no-renames",
+          "--diff-filter=d",
+          journal.mainBefore,
+          main,
+          "--",
+          ...RELAY_PAPERWORK_PATHS,
+        ])).split("\0").filter((p) => p !== "")
+        : [];
       repair.push(
-        `${config.main} as the turn left it is kept under ${keep}. Put ${config.main} back where it was before the turn: in ${tick.repo.root}, "git switch --detach && git branch -f ${config.main} ${journal.mainBefore} && git switch ${config.main}".`,
+        `${config.main} as the turn left it is kept under ${keep}. Put ${config.main} back where it was before the turn: in ${tick.repo.root}, "git switch --detach && git branch -f ${config.main} ${journal.mainBefore} && git switch ${config.main}".${
+          carried.length
+            ? ` That commit also holds relay's paperwork (${
+              carried.join(", ")
+            }: a promoted brief left uncommitted, perhaps): read it there, then put it back with "git checkout ${keep} -- ${
+              carried.join(" ")
+            }".`
+            : ""
+        }`,
       );
     }
     const wt = new Git(journal.worktree);

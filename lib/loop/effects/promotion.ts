@@ -10,7 +10,7 @@ import { buildOutputMatcher } from "../../git/build_output.ts";
 import { tryLock, waitLock } from "../../state/lock.ts";
 import { BRIEF_FILE } from "../../state/paths.ts";
 import { readTextOrNull } from "../../state/json_file.ts";
-import { readHeaderTask, readStatus } from "../../protocol/status_line.ts";
+import { readHeaderField, readHeaderTask, readStatus } from "../../protocol/status_line.ts";
 import type { PlannerEvent } from "../../task/planner.ts";
 import { promoteNext, promotionIdle, retireFixBrief } from "../promote.ts";
 import { runPlan } from "../plan.ts";
@@ -32,12 +32,14 @@ export async function promote(
   const branch = prOf(tick).branch;
   let done = effect.done;
   const said = (message: string): PlannerEvent => ({ kind: "promoted", message });
-  const adopted = await adoptMainBrief(tick);
-  if (adopted) tick.log.step(adopted);
+  // A brief a person wrote into main's NEXT-STEPS.md by hand is something to do (below).
+  const arrived = await mainBriefToQueue(tick);
   // Every review tick comes back here while the report on main is for a merged task: the
   // loop's resting state. Take the poll lock only when there is something to do, so a
   // poll that fires at the same second never waits for a review that has nothing to say.
-  const idle = await promotionIdle(tick.repo.root, effect.retire ? branch : undefined);
+  const idle = arrived !== null
+    ? null
+    : await promotionIdle(tick.repo.root, effect.retire ? branch : undefined);
   // Listed once: the task is merged, so no poll moves its worktree meanwhile (a person who
   // does finds plain `git worktree move` and `remove` refusing a folder that is not there).
   const wt = idle !== null ? await taskWorktree(tick, branch) : undefined;
@@ -66,6 +68,13 @@ export async function promote(
     tick.log.step(`retired fix brief ${retired} (set to DONE): ${effect.retire}`);
     done += `; fix brief ${retired} retired`;
   }
+  if (arrived !== null) {
+    // Under the poll lock, as the poll queues such a brief when it brings main up to date.
+    const { queueFromMain } = await import("../inbox.ts");
+    const where = `${ready(tick).config.remote}/${ready(tick).config.main}:${BRIEF_FILE}`;
+    const queued = await queueFromMain(tick.repo, arrived, where);
+    if (queued) tick.log.step(`${queued} (a person wrote it there by hand)`);
+  }
   const gate = planGate(tick.state, ready(tick).config.planReview);
   let res = await promoteNext(tick.repo.root, gate);
   if (res.result === "needs-plan" && !planTurn) {
@@ -93,34 +102,25 @@ export async function promote(
 /**
  * machines: one — an open brief a person wrote into main's NEXT-STEPS.md by hand, for another
  * task than the report's (relay's own briefs reach main only with their report, DONE): the
- * loop's clone would never see it, its idle poll reading its own tree. Queued under its own
- * number, so the promotion opens it as it would any other (plan review included); a number
- * relay has used already is said, every tick, and nothing is queued. Returns what to log.
+ * loop's clone would never see it, its idle poll reading its own tree. Its text when it is to
+ * be queued (queueFromMain, once), so the promotion opens it as any other; else null.
  */
-async function adoptMainBrief(tick: PlanContext): Promise<string | null> {
+async function mainBriefToQueue(tick: PlanContext): Promise<string | null> {
   const text = tick.subject?.mainBrief;
   if (!text || ready(tick).config.machines === "split" || readStatus(text) !== "OPEN") {
     return null;
   }
-  const task = readHeaderTask(text);
-  if (task === null || task === tick.subject!.report.task) return null;
-  if (readHeaderTask(await readTextOrNull(join(tick.repo.root, BRIEF_FILE))) === task) return null;
-  const { listInbox, queueAgain, usedTaskNumbers } = await import("../inbox.ts");
-  const inbox = await listInbox(tick.repo.root);
-  if (inbox.some((e) => e.task === task)) return null;
-  const where = `${ready(tick).config.remote}/${ready(tick).config.main}:${BRIEF_FILE}`;
-  const used = (await usedTaskNumbers(tick.repo, inbox)).get(task);
-  if (used !== undefined) {
-    return `${where} opens task ${task}, written there by hand, but relay has used that number (${used}): queue it with "relay inbox add" instead`;
+  if (
+    readHeaderTask(text) === tick.subject!.report.task &&
+    readHeaderField(text, "title") === tick.subject!.brief.title
+  ) {
+    return null;
   }
-  try {
-    const queued = await queueAgain(tick.repo, text, where, { keep: true });
-    return `queued the open brief for task ${task} that a person wrote into ${where} as ${queued.file}`;
-  } catch (err) {
-    return `${where} opens task ${task}, written there by hand, but it cannot be queued (${
-      (err as Error).message.split("\n")[0]
-    }): queue it with "relay inbox add"`;
-  }
+  // Promoted here already (or opened by hand in this tree too): nothing waits for it.
+  const local = await readTextOrNull(join(tick.repo.root, BRIEF_FILE));
+  if (local === text || (local !== null && readStatus(local) === "OPEN")) return null;
+  const { queuedFromMain } = await import("../inbox.ts");
+  return (await queuedFromMain(tick.repo, text)) ? null : text;
 }
 
 /**

@@ -91,6 +91,7 @@ export async function commitPaperworkEffect(tick: Tick, s: ExecutorState): Promi
   await syncMain(primary, config.remote, config.main, {
     aside: join(tick.state.dir, "paperwork-aside"),
     log: tick.log,
+    personBriefs: config.machines !== "split",
   });
   // A host that builds on every push to main need not build for paperwork (commit_suffix).
   const suffix = config.paperwork.commitSuffix;
@@ -109,6 +110,7 @@ export async function pushPaperwork(tick: Tick): Promise<ExecutorEvent> {
   await pushMain(primary, config.remote, config.main, {
     aside: join(tick.state.dir, "paperwork-aside"),
     log: tick.log,
+    personBriefs: config.machines !== "split",
   });
   return { kind: "paperwork-pushed" };
 }

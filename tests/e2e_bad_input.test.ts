@@ -138,6 +138,17 @@ const CASES: Case[] = [
     line: 1,
   },
   {
+    name: "relay promote over a NEXT-STEPS.md with no Status line",
+    files: {
+      "NEXT-STEPS.md": "# My own notes\n\nNot a brief, but not relay's to overwrite.\n",
+      ".relay/inbox/0002-next.md": queued(2, "Next"),
+    },
+    args: ["promote"],
+    file: "NEXT-STEPS.md",
+    line: 1,
+    says: [/Cannot read the brief/],
+  },
+  {
     name: "relay promote over a NEXT-STEPS.md with an unknown status",
     files: {
       "NEXT-STEPS.md": nextSteps({

@@ -29,9 +29,10 @@ export async function promoteNext(root: string, gate?: PlanGate): Promise<Promot
   let currentTask: number | null = null;
   if (current !== null) {
     const status = readStatus(current);
-    // A Status line with an unknown value (`Status: MAYBE`) is refused by parseBrief, not overwritten.
-    const statusLine = /^\uFEFF?\s*status\s*:/i.test(current);
-    const brief = status === null && !statusLine ? null : parseBrief(current, BRIEF_FILE);
+    // A Status line with an unknown value (`Status: MAYBE`), or none in a file with something
+    // in it (a line deleted by hand, a file of notes that is not relay's), is refused by
+    // parseBrief, not overwritten: the poll stops on it the same way.
+    const brief = status === null && current.trim() === "" ? null : parseBrief(current, BRIEF_FILE);
     currentTask = brief?.task ?? null;
     if (status === "OPEN") {
       return {

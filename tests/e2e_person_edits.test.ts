@@ -378,3 +378,45 @@ Deno.test("a person's brief pushed to main under the number of relay's uncommitt
     /^Status: DONE\nTask: 2\nTitle: Second\n/,
   );
 });
+
+Deno.test("a person's commit on main that changes both the brief and the report stops the review with exit 2 and says how to put them back", async () => {
+  await using scene = await makeScene();
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+  const person = await personClone(scene);
+  await personPush(scene, person, async () => {
+    await Deno.writeTextFile(
+      join(person, "NEXT-STEPS.md"),
+      brief({
+        task: 9,
+        title: "Hotfix by a person",
+        status: "OPEN",
+        kind: "feature",
+        extraHeader: "Branch: task-9",
+      }),
+    );
+    const report = join(person, "COWORK-STATUS.md");
+    const text = await Deno.readTextFile(report);
+    assert.match(text, /^## What shipped$/m);
+    await Deno.writeTextFile(
+      report,
+      text.replace(/^## What shipped$/m, "## What shipped\n\nA person was here."),
+    );
+  }, "person: brief 9, and a line in the report");
+
+  const review = await scene.relay(["review"]);
+  assert.equal(review.code, 2, all(review));
+  assert.match(
+    review.stderr,
+    /the report is for task 1 but the brief beside it is task 9\n {2}fix: relay commits the two together, so a commit on main changed one of them by hand \("git log -3 -- COWORK-STATUS\.md NEXT-STEPS\.md" on main shows which\)/,
+  );
+  // As the fix says: both files back as relay wrote them, the brief queued in the loop's clone.
+  await personPush(scene, person, async () => {
+    await scene.git(person, ["checkout", "HEAD~1", "--", "COWORK-STATUS.md", "NEXT-STEPS.md"]);
+  }, "person: the brief and the report as relay wrote them");
+  await queue(scene, "Hotfix by a person");
+  const again = await scene.relay(["review"]);
+  assert.equal(again.code, 0, all(again));
+  assert.match(again.stdout, /task 1 merged .*promoted task 2/);
+});

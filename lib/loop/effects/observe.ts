@@ -65,8 +65,8 @@ export async function readSubject(
   if (brief.task !== report.task) {
     throw new InputError(
       { file: `origin/main:${REPORT_FILE}`, key: "Task" },
-      `the report is for task ${report.task} but the brief on main is task ${brief.task}`,
-      "the executor commits both in one paperwork commit; restore them together",
+      `the report is for task ${report.task} but the brief beside it is task ${brief.task}`,
+      `relay commits the two together, so a commit on main changed one of them by hand ("git log -3 -- ${REPORT_FILE} ${BRIEF_FILE}" on main shows which): put back what relay wrote in that commit, and queue a new brief with "relay inbox add"`,
     );
   }
   return {

@@ -167,17 +167,27 @@ export async function queueAgain(
     : brief.branch;
   const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
   await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
+  const queued = writeBrief({ ...brief, task, branch, status: "QUEUED" });
+  const target = join(repo.root, file);
+  // Written whole in relay's own folder, then linked in: a file of that name is never seen half
+  // written, nor overwritten when there. A git folder on another file system gets a plain write.
+  const state = statePaths(repo.commonDir).dir;
+  await Deno.mkdir(state, { recursive: true });
+  const part = join(state, `queue-${crypto.randomUUID()}.part`);
+  await Deno.writeTextFile(part, queued);
   try {
-    await Deno.writeTextFile(
-      join(repo.root, file),
-      writeBrief({ ...brief, task, branch, status: "QUEUED" }),
-      { createNew: true },
-    );
+    try {
+      await Deno.link(part, target);
+    } catch (err) {
+      if (err instanceof Deno.errors.AlreadyExists) throw err;
+      await Deno.writeTextFile(target, queued, { createNew: true });
+    }
   } catch (err) {
     // The other tick of the same minute queued this very brief a moment ago.
     if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
-    const there = await readTextOrNull(join(repo.root, file));
-    if (readHeaderTask(there) !== task) throw err;
+    if (readHeaderTask(await readTextOrNull(target)) !== task) throw err;
+  } finally {
+    await Deno.remove(part).catch(() => {});
   }
   return { task, file };
 }

@@ -27,6 +27,22 @@ async function personPush(scene: Scene, dir: string, edit: () => Promise<void>, 
   await scene.git(dir, ["push", "--quiet", "origin", "HEAD:main"]);
 }
 
+/** Main's NEXT-STEPS.md as a person writes it there by hand: task 9, open, every header line. */
+const HOTFIX_9 = brief({
+  task: 9,
+  title: "Hotfix by a person",
+  status: "OPEN",
+  kind: "feature",
+  extraHeader: "Branch: task-9",
+});
+
+/** Task 1 ("First") queued, promoted and shipped: its report waits for review on main. */
+async function firstShipped(scene: Scene): Promise<void> {
+  await queue(scene, "First");
+  assert.equal((await scene.relay(["promote"])).code, 0);
+  assert.equal((await scene.relay(["poll"])).code, 0);
+}
+
 Deno.test("a person's edit of the brief on main while a PR waits does not stop the loop: relay's promotion is put back on top", async () => {
   await using scene = await makeScene();
   await queue(scene, "First");
@@ -242,21 +258,13 @@ Deno.test("a person's open brief for another task pushed to main while relay's p
 
 Deno.test("a person's open brief pushed to main while a report waits for review does not stop the review: the report's own brief is the one beside it", async () => {
   await using scene = await makeScene();
-  await queue(scene, "First");
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await scene.relay(["poll"])).code, 0);
+  await firstShipped(scene);
 
   const person = await personClone(scene);
   await personPush(scene, person, async () => {
     await Deno.writeTextFile(
       join(person, "NEXT-STEPS.md"),
-      brief({
-        task: 9,
-        title: "Hotfix by a person",
-        status: "OPEN",
-        kind: "feature",
-        extraHeader: "Branch: task-9",
-      }),
+      HOTFIX_9,
     );
   }, "person: brief 9");
 
@@ -282,9 +290,7 @@ Deno.test("a person's open brief pushed to main while a report waits for review 
 
 Deno.test("a person's open brief pushed to main while the loop is idle is taken up by the next review tick, and runs", async () => {
   await using scene = await makeScene();
-  await queue(scene, "First");
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await scene.relay(["poll"])).code, 0);
+  await firstShipped(scene);
   assert.match((await scene.relay(["review"])).stdout, /task 1 merged/);
   const idle = await scene.relay(["review"]);
   assert.match(idle.stdout, /nothing to promote: the inbox is empty/, all(idle));
@@ -314,9 +320,7 @@ Deno.test("a person's open brief pushed to main while the loop is idle is taken 
 
 Deno.test("a person's brief pushed to main under a number queued only in the loop's clone is queued under the next, never merged into the queued one", async () => {
   await using scene = await makeScene();
-  await queue(scene, "First");
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await scene.relay(["poll"])).code, 0);
+  await firstShipped(scene);
   // Task 2 waits in the loop's clone's queue, uncommitted: a person's clone cannot see it.
   await queue(scene, "Second");
   const person = await personClone(scene);
@@ -381,20 +385,12 @@ Deno.test("a person's brief pushed to main under the number of relay's uncommitt
 
 Deno.test("a person's commit on main that changes both the brief and the report stops the review with exit 2 and says how to put them back", async () => {
   await using scene = await makeScene();
-  await queue(scene, "First");
-  assert.equal((await scene.relay(["promote"])).code, 0);
-  assert.equal((await scene.relay(["poll"])).code, 0);
+  await firstShipped(scene);
   const person = await personClone(scene);
   await personPush(scene, person, async () => {
     await Deno.writeTextFile(
       join(person, "NEXT-STEPS.md"),
-      brief({
-        task: 9,
-        title: "Hotfix by a person",
-        status: "OPEN",
-        kind: "feature",
-        extraHeader: "Branch: task-9",
-      }),
+      HOTFIX_9,
     );
     const report = join(person, "COWORK-STATUS.md");
     const text = await Deno.readTextFile(report);

@@ -367,8 +367,10 @@ const CASES: [string, (s: Snapshot) => void, string | null, RegExp][] = [
   [
     "a brief that does not parse",
     (s) =>
-      s.briefProblem =
-        'NEXT-STEPS.md:1: Cannot read the brief: the first line is not a "Status:" line\n  fix: make line 1 "Status: OPEN"',
+      s.briefProblem = {
+        what: 'NEXT-STEPS.md:1: Cannot read the brief: the first line is not a "Status:" line',
+        fix: 'make line 1 "Status: OPEN"',
+      },
     "problem",
     /^make line 1 "Status: OPEN"$/,
   ],

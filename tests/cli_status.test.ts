@@ -109,6 +109,13 @@ Deno.test("relay status with a brief whose Status line was deleted by hand says 
   assert.doesNotMatch(res.stdout, /^idle|^next poll: +idle/m);
   assert.match(res.stdout, /^next poll: +stops \(exit 2\): NEXT-STEPS\.md has no Status line/m);
   assert.match(res.stdout, /^problem: NEXT-STEPS\.md:1: Cannot read the brief: the first line/m);
+  // relay doctor lists it too, with the parser's fix.
+  const doctor = await scene.relay(["doctor"]);
+  assert.equal(doctor.code, 1, doctor.stdout);
+  assert.match(
+    doctor.stdout,
+    /^problem: NEXT-STEPS\.md:1: Cannot read the brief: the first line is not a "Status:" line\n {2}(why: .*\n {2})?fix: make line 1 "Status: OPEN"/m,
+  );
 });
 
 Deno.test("relay status --brief reads relay's files while a tick runs, and the tick goes on", async () => {

@@ -86,8 +86,8 @@ export interface Snapshot {
     since: number | null;
     attempts: number;
   } | null;
-  /** Why NEXT-STEPS.md does not parse (the message, its fix on the line after), or null. */
-  briefProblem: string | null;
+  /** Why NEXT-STEPS.md does not parse (file, line and problem) and its fix, or null. */
+  briefProblem: { what: string; fix: string | null } | null;
   /** An interrupted executor tick is journaled. */
   journal: boolean;
   /** The last poll's one-line result. */
@@ -292,8 +292,7 @@ export function openBriefIdle(s: Snapshot): Finding[] {
 /** A brief that does not parse stops every poll (exit 2): the loop does nothing until it does. */
 export function briefUnreadable(s: Snapshot): Finding[] {
   if (s.briefProblem === null) return [];
-  const [what = s.briefProblem, ...rest] = s.briefProblem.split("\n");
-  const fix = rest.join(" ").trim().replace(/^fix:\s*/, "");
+  const { what, fix } = s.briefProblem;
   return [problem({
     id: "brief-unreadable",
     key: `brief-unreadable:${what}`,

@@ -154,12 +154,17 @@ export async function gather(
   let owner: Snapshot["owner"] = null;
   let report: Snapshot["report"] = null;
   let parsedBrief = null;
-  let briefProblem: string | null = null;
+  let briefProblem: Snapshot["briefProblem"] = null;
   try {
     parsedBrief = briefText === null ? null : parseBrief(briefText, BRIEF_FILE);
   } catch (err) {
     // An empty file is no brief, as the poll reads it; anything else that does not parse stops it.
-    if (briefText?.trim()) briefProblem = (err as Error).message;
+    if (briefText?.trim()) {
+      briefProblem = {
+        what: (err as Error).message.split("\n")[0]!,
+        fix: (err as { fix?: string }).fix ?? null,
+      };
+    }
   }
   const reviewJournal = await readTextOrNull(state.reviewJournal);
   if (parsedBrief) {

@@ -5,6 +5,7 @@ import { type Context, parseCommand, printJson, requireRepo } from "./args.ts";
 import { BRIEF_FILE, REPORT_FILE, statePaths } from "../state/paths.ts";
 import { currentBranch, type RepoPaths } from "../git/discover.ts";
 import type { StatePaths } from "../state/paths.ts";
+import type { ReviewRecord } from "../state/reviews.ts";
 import { blockedLine, lastFailed, preflight, tickHold, unpublished } from "./status_checks.ts";
 
 async function readTextOrNull(path: string): Promise<string | null> {
@@ -15,10 +16,9 @@ async function readTextOrNull(path: string): Promise<string | null> {
   }
 }
 
-/** Where the reviewer side stands on the reported task, in one line. */
 /** A task whose PR is merged, or closed at the reported head: what status says of it; else null. */
 function settled(
-  record: Awaited<ReturnType<typeof import("../state/tasks.ts").readReview>>,
+  record: ReviewRecord,
   task: number,
   report: { head: string },
   queued: number,
@@ -36,6 +36,7 @@ function settled(
   return null;
 }
 
+/** Where the reviewer side stands on the reported task, in one line. */
 async function reviewState(
   dirs: StatePaths,
   task: number,

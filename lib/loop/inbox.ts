@@ -23,6 +23,11 @@ export interface InboxEntry {
   brief: Brief;
 }
 
+/** Where a brief is queued, relative to the repo root: `.relay/inbox/<NNNN>-<slug>.md`. */
+export function inboxFile(task: number, title: string): string {
+  return `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(title)}.md`;
+}
+
 /** The queue, lowest task number first. A malformed entry is an InputError naming its file. */
 export async function listInbox(root: string): Promise<InboxEntry[]> {
   const dir = join(root, INBOX_DIR);
@@ -134,7 +139,7 @@ export async function addToInbox(
     );
   }
   const brief: Brief = { ...parsed, task, branch, status: "QUEUED" };
-  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  const file = inboxFile(task, brief.title);
   await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
   await Deno.writeTextFile(join(repo.root, file), writeBrief(brief), { createNew: true });
   return { task, title: brief.title, kind: brief.kind, file, brief };
@@ -165,7 +170,7 @@ export async function queueAgain(
   const branch = brief.branch === "" || brief.branch === `task-${brief.task}`
     ? `task-${task}`
     : brief.branch;
-  const file = `${INBOX_DIR}/${String(task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  const file = inboxFile(task, brief.title);
   await Deno.mkdir(join(repo.root, INBOX_DIR), { recursive: true });
   const queued = writeBrief({ ...brief, task, branch, status: "QUEUED" });
   const target = join(repo.root, file);
@@ -195,14 +200,6 @@ export async function queueAgain(
 /** Main's hand-written briefs relay queued, by a hash of their text (queueFromMain). */
 const ADOPTED = "adopted-briefs.json";
 
-/**
- * An open brief a person wrote into main's NEXT-STEPS.md by hand (machines: one), queued once:
- * by a hash of its text, kept in `.git/relay/adopted-briefs.json`, so no later tick queues it
- * again while main still shows it (after it ran, was dropped or closed). Under its own number
- * while that is free, else the next free one; a brief queued or open here already under that
- * number and title is taken to be this one. Callers hold the poll lock (both ticks queue here).
- * Returns what became of it, for the log; null when it was queued before.
- */
 /** The record of main's briefs queued by queueFromMain, and this text's key in it. */
 async function adoptedRecord(repo: RepoPaths, text: string) {
   const { sha256 } = await import("../proc/hash.ts");
@@ -220,6 +217,14 @@ export async function queuedFromMain(repo: RepoPaths, text: string): Promise<boo
   return record[key] !== undefined;
 }
 
+/**
+ * An open brief a person wrote into main's NEXT-STEPS.md by hand (machines: one), queued once:
+ * by a hash of its text, kept in `.git/relay/adopted-briefs.json`, so no later tick queues it
+ * again while main still shows it (after it ran, was dropped or closed). Under its own number
+ * while that is free, else the next free one; a brief queued or open here already under that
+ * number and title is taken to be this one. Callers hold the poll lock (both ticks queue here).
+ * Returns what became of it, for the log; null when it was queued before.
+ */
 export async function queueFromMain(
   repo: RepoPaths,
   text: string,
@@ -230,11 +235,13 @@ export async function queueFromMain(
   if (record[key]) return null;
   const task = readHeaderTask(text);
   const title = readHeaderField(text, "title");
-  const same = (other: string | null) =>
-    task !== null && readHeaderTask(other) === task && readHeaderField(other, "title") === title;
-  const here =
-    (await listInbox(repo.root)).find((e) => same(`Task: ${e.task}\nTitle: ${e.title}\n`))?.file ??
-      (same(await readTextOrNull(join(repo.root, BRIEF_FILE))) ? BRIEF_FILE : null);
+  const open = await readTextOrNull(join(repo.root, BRIEF_FILE));
+  const here = task === null
+    ? null
+    : (await listInbox(repo.root)).find((e) => e.task === task && e.title === title)?.file ??
+      (readHeaderTask(open) === task && readHeaderField(open, "title") === title
+        ? BRIEF_FILE
+        : null);
   let said: string;
   let queued: { task: number; file: string };
   if (here !== null) {

@@ -27,18 +27,6 @@ import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_
 import type { Log } from "../proc/log.ts";
 import { redact } from "../proc/redact.ts";
 
-/**
- * Brings local main up to the remote's main when it is behind; never rewrites
- * anything. relay's own uncommitted paperwork (a promoted or fix brief in
- * NEXT-STEPS.md, the inbox) never blocks that: it is set aside, main is
- * fast-forwarded, and it is put back on top, merged line by line with what
- * arrived (a person's edit of a protocol file on main stays in history; where
- * both changed the same lines, relay's version wins). A copy of what was set
- * aside is kept under `aside` first. HOLDs when local main carries commits
- * that are not on the remote and are not paperwork (pushing the paperwork
- * would publish them unreviewed), or when a person's own uncommitted change
- * to another file is in the way.
- */
 /** How syncMain, pushMain and rebasePaperwork bring relay's paperwork onto a moved main. */
 export interface PaperworkSync {
   /** Where copies of relay's uncommitted paperwork go before it is set aside. */
@@ -54,6 +42,18 @@ export interface PaperworkSync {
   personBriefs?: boolean;
 }
 
+/**
+ * Brings local main up to the remote's main when it is behind; never rewrites
+ * anything. relay's own uncommitted paperwork (a promoted or fix brief in
+ * NEXT-STEPS.md, the inbox) never blocks that: it is set aside, main is
+ * fast-forwarded, and it is put back on top, merged line by line with what
+ * arrived (a person's edit of a protocol file on main stays in history; where
+ * both changed the same lines, relay's version wins). A copy of what was set
+ * aside is kept under `aside` first. HOLDs when local main carries commits
+ * that are not on the remote and are not paperwork (pushing the paperwork
+ * would publish them unreviewed), or when a person's own uncommitted change
+ * to another file is in the way.
+ */
 export async function syncMain(
   primary: Git,
   remote: string,

@@ -5,10 +5,10 @@
  */
 import { join } from "../path.ts";
 import { parseBrief } from "../protocol/brief.ts";
-import { briefSlug, writeBrief } from "../protocol/brief_write.ts";
+import { writeBrief } from "../protocol/brief_write.ts";
 import { readHeaderField, readHeaderTask, readStatus } from "../protocol/status_line.ts";
 import { BRIEF_FILE, INBOX_DIR } from "../state/paths.ts";
-import { listInbox } from "./inbox.ts";
+import { inboxFile, listInbox } from "./inbox.ts";
 import type { PlanGate } from "./plan_gate.ts";
 
 export type PromoteResult =
@@ -102,7 +102,7 @@ export async function demoteOpenBrief(root: string): Promise<string | null> {
   }
   if (readStatus(text) !== "OPEN") return null;
   const brief = parseBrief(text, BRIEF_FILE);
-  const file = `${INBOX_DIR}/${String(brief.task).padStart(4, "0")}-${briefSlug(brief.title)}.md`;
+  const file = inboxFile(brief.task, brief.title);
   await Deno.mkdir(join(root, INBOX_DIR), { recursive: true });
   await Deno.writeTextFile(join(root, file), writeBrief({ ...brief, status: "QUEUED" }));
   return file;
